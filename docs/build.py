@@ -1,0 +1,87 @@
+"""Build the docs site offline: nbdev's processing into `_proc/`, then Sphinx + myst-nb into `_build/html`.
+
+Usage (from anywhere):  .venv/bin/python docs/build.py [--no-nbdev] [--strict]
+
+1. nbdev's Python layer, without Quarto: `refresh_quarto_yml()`, `_build_modidx()`, the sidebar and
+   `proc_nbs()` write the processed notebooks (show_doc rendered, directives applied) to `_proc/` —
+   the same files `nbdev_docs` hands to Quarto.
+2. Sphinx renders `_proc/` into `_build/html` (no execution: the notebooks are committed with their
+   outputs), with MathJax 3.2.2 copied from the npm package in `docs/node_modules/` and the search index.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+PROC, OUT = ROOT / "_proc", ROOT / "_build" / "html"
+MATHJAX_PKG = DOCS / "node_modules" / "mathjax"
+MATHJAX_STATIC = ROOT / "_build" / "mathjax_static"
+
+
+def nbdev_process(n_workers: int = 2) -> Path:
+    "nbdev's docs preparation minus Quarto (what `nbdev_proc_nbs` does after trying to install Quarto)."
+    from nbdev.quarto import refresh_quarto_yml, nbdev_sidebar
+    from nbdev.serve import proc_nbs
+    import nbdev.doclinks
+    refresh_quarto_yml()
+    nbdev.doclinks._build_modidx()
+    nbdev_sidebar.__wrapped__()
+    try:
+        return proc_nbs(n_workers=n_workers)
+    except Exception as e:
+        raise SystemExit(f"nbdev could not process a notebook: {e}\n\nWhile preparing docs nbdev runs every cell that "
+                         "contains an import (so that show_doc works), out of order and without the other cells. A cell "
+                         "that mixes imports with other code therefore fails here: move its imports into a cell of "
+                         "their own (nbdev FAQ, 'Found cells containing imports and other code').") from None
+
+
+def mathjax_static() -> Path:
+    "Copy the MathJax 3 component files the pages load (tex-chtml + its lazily loaded parts) for `_static/mathjax`."
+    es5 = MATHJAX_PKG / "es5"
+    if not (es5 / "tex-chtml.js").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=DOCS, check=True)
+    dest = MATHJAX_STATIC / "mathjax"
+    shutil.rmtree(MATHJAX_STATIC, ignore_errors=True)
+    dest.mkdir(parents=True)
+    shutil.copy2(es5 / "tex-chtml.js", dest)
+    for sub in ["a11y", "adaptors", "input", "output", "sre", "ui"]:
+        if (es5 / sub).exists(): shutil.copytree(es5 / sub, dest / sub)
+    shutil.copy2(MATHJAX_PKG / "LICENSE", dest)
+    return MATHJAX_STATIC
+
+
+def sphinx_build(strict: bool = False) -> int:
+    "Render `_proc/` with Sphinx (config in docs/conf.py) into `_build/html`."
+    from sphinx.cmd.build import build_main
+    args = ["-b", "html", "-c", str(DOCS), "-d", str(ROOT / "_build" / "doctrees"), "-q", "-j", "1", str(PROC), str(OUT)]
+    if strict: args[:0] = ["-W", "--keep-going"]
+    return build_main(args)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--no-nbdev", action="store_true", help="reuse _proc/ as it is (skip nbdev's processing)")
+    p.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
+    a = p.parse_args(argv)
+    os.chdir(ROOT)
+    t0 = time.time()
+    if not a.no_nbdev:
+        nbdev_process()
+        print(f"nbdev: processed notebooks in {PROC.relative_to(ROOT)}/ ({time.time() - t0:.0f} s)")
+    mathjax_static()
+    os.environ["EB_MATHJAX_STATIC"] = str(MATHJAX_STATIC)
+    t1 = time.time()
+    rc = sphinx_build(a.strict)
+    if rc == 0: print(f"sphinx: site in {OUT.relative_to(ROOT)}/ ({time.time() - t1:.0f} s); open {OUT / 'index.html'}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Check the built docs site in a real browser (headless Debian chromium driven by Playwright).
+
+Usage: .venv/bin/python docs/check_site.py [--site _build/html] [--chromium /usr/bin/chromium]
+
+Serves the site on a local port and loads every page. A page passes when: no request fails (and
+nothing is fetched from outside the site), the console has no error, MathJax has typeset the math
+(`mjx-container` present wherever the page has math, no raw `$$` left in the text), every figure of
+the notebook is shown as a loaded image, and every link to another page of the site resolves. The
+search page must find `energy_effective_rank`. Screenshots of the front page and the §4 page go to
+`<site>/_screenshots/`. Exit status 0 when everything passes.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+SEARCH_TERM = "energy_effective_rank"
+
+
+def serve(site: Path):
+    "Serve `site` on a free local port in a daemon thread; returns (server, base URL)."
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+
+
+def notebook_figures(proc: Path, page: str) -> int:
+    "Number of image outputs the processed notebook of `page` shows (hidden cells excluded)."
+    nb = proc / f"{page}.ipynb"
+    if not nb.exists(): return 0
+    n = 0
+    for cell in json.loads(nb.read_text())["cells"]:
+        if cell["cell_type"] != "code" or "#| output: false" in "".join(cell["source"]): continue
+        n += sum(1 for o in cell.get("outputs", []) if any(k.startswith("image/") for k in o.get("data", {})))
+    return n
+
+
+PAGE_PROBE = """() => {
+  const text = [...document.querySelectorAll('article p, article li, article td, article h1, article h2, article h3')]
+      .filter(e => !e.closest('pre, code, .highlight, mjx-container')).map(e => e.innerText).join('\\n');
+  const imgs = [...document.querySelectorAll('article img')];
+  return {
+    title: document.title,
+    math_nodes: document.querySelectorAll('mjx-container').length,
+    math_sources: document.querySelectorAll('article .math, article span.math, article div.math').length,
+    raw_dollars: (text.match(/\\$\\$/g) || []).length,
+    images: imgs.length,
+    images_loaded: imgs.filter(i => i.complete && i.naturalWidth > 0).length,
+    links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+    citations_unresolved: [...document.querySelectorAll('article')].map(a => a.innerText).join(' ').match(/\\[@[\\w-]+|\\{cite:[pt]\\}/g) || [],
+  };
+}"""
+
+
+def check(site: Path, chromium: str, proc: Path) -> list[str]:
+    from playwright.sync_api import sync_playwright
+    pages = sorted(p.stem for p in site.glob("*.html") if p.stem not in ("genindex", "search", "py-modindex"))
+    httpd, base = serve(site)
+    problems, shots = [], site / "_screenshots"
+    shots.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=FLAGS)
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+        for name in pages:
+            page, errors = ctx.new_page(), []
+            page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url} ({r.failure})"))
+            page.on("response", lambda r: errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+            page.on("request", lambda r: errors.append(f"external request: {r.url}")
+                    if not r.url.startswith((base, "data:", "blob:", "about:")) else None)
+            page.goto(base + f"{name}.html", wait_until="networkidle")
+            page.wait_for_function("() => !window.MathJax || !MathJax.startup || MathJax.startup.promise", timeout=15000)
+            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+            info = page.evaluate(PAGE_PROBE)
+            want_figs = notebook_figures(proc, name)
+            if info["math_sources"] and not info["math_nodes"]: errors.append(f"math not typeset ({info['math_sources']} math elements, no mjx-container)")
+            if info["raw_dollars"]: errors.append(f"{info['raw_dollars']} raw $$ left in the text")
+            if info["images"] < want_figs: errors.append(f"shows {info['images']} images, notebook has {want_figs} figures")
+            if info["images_loaded"] < info["images"]: errors.append(f"{info['images'] - info['images_loaded']} images did not load")
+            if info["citations_unresolved"]: errors.append(f"unresolved citations: {sorted(set(info['citations_unresolved']))}")
+            for href in info["links"]:
+                u = urlparse(urljoin(base + f"{name}.html", href))
+                if u.scheme == "http" and u.netloc == urlparse(base).netloc and u.path.endswith(".html"):
+                    if not (site / u.path.lstrip("/")).exists(): errors.append(f"broken link: {href}")
+            print(f"{'ok  ' if not errors else 'FAIL'} {name}.html  math {info['math_nodes']}  images {info['images']}/{want_figs}  "
+                  f"links {len(info['links'])}  — {info['title']}")
+            problems += [f"{name}.html: {e}" for e in dict.fromkeys(errors)]
+            if name == "index" or name.startswith("01_"):
+                page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
+                page.screenshot(path=str(shots / f"{name}_full.png"), full_page=True)
+            page.close()
+        # search
+        page = ctx.new_page()
+        page.goto(base + f"search.html?q={SEARCH_TERM}", wait_until="networkidle")
+        try:
+            page.wait_for_selector("ul.search li", timeout=20000)
+            hits = page.eval_on_selector_all("ul.search li a", "els => els.map(e => e.getAttribute('href'))")
+        except Exception:
+            hits = []
+        print(f"{'ok  ' if hits else 'FAIL'} search '{SEARCH_TERM}': {len(hits)} results {hits[:4]}")
+        if not any("00_spectral" in h for h in hits): problems.append(f"search for {SEARCH_TERM} does not find the §3 page")
+        page.screenshot(path=str(shots / "search.png"))
+        browser.close()
+    httpd.shutdown()
+    if not (site / "01_linear_surrogate.html").exists(): problems.append("no §4 page (01_linear_surrogate) to screenshot")
+    return problems
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--site", default=str(ROOT / "_build" / "html"))
+    p.add_argument("--proc", default=str(ROOT / "_proc"))
+    p.add_argument("--chromium", default="/usr/bin/chromium")
+    a = p.parse_args(argv)
+    problems = check(Path(a.site), a.chromium, Path(a.proc))
+    for pr in problems: print("  -", pr)
+    print(f"{len(problems)} problem(s); screenshots in {Path(a.site) / '_screenshots'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
