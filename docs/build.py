@@ -25,21 +25,42 @@ MATHJAX_PKG = DOCS / "node_modules" / "mathjax"
 MATHJAX_STATIC = ROOT / "_build" / "mathjax_static"
 
 
+def mixed_import_cells(nbs: Path) -> list[str]:
+    "Cells nbdev would run out of order while processing docs: imports mixed with other code, in notebooks with API docs."
+    import ast, json, re
+    found = []
+    for nb in sorted(nbs.glob("*.ipynb")):
+        cells = [c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
+        srcs = ["".join(c["source"]) for c in cells]
+        if not any(re.search(r"^#\|\s*export|^show_doc", s, re.M) for s in srcs): continue
+        for i, src in enumerate(srcs):
+            if re.search(r"^#\|\s*(export|exports|exporti|exec_doc)\b|^#\|\s*eval:\s*false", src, re.M | re.I): continue
+            code = "\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!")))
+            try: tree = ast.parse(code)
+            except SyntaxError: continue
+            nodes = list(ast.walk(tree))
+            if any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes) and any(isinstance(n, (ast.Expr, ast.Assign)) for n in nodes):
+                found.append(f"{nb.name}: code cell {i + 1}: {src.strip().splitlines()[0][:70]}")
+    return found
+
+
 def nbdev_process(n_workers: int = 2) -> Path:
     "nbdev's docs preparation minus Quarto (what `nbdev_proc_nbs` does after trying to install Quarto)."
     from nbdev.quarto import refresh_quarto_yml, nbdev_sidebar
     from nbdev.serve import proc_nbs
     import nbdev.doclinks
+    from nbdev.config import get_config
     refresh_quarto_yml()
     nbdev.doclinks._build_modidx()
     nbdev_sidebar.__wrapped__()
     try:
         return proc_nbs(n_workers=n_workers)
     except Exception as e:
-        raise SystemExit(f"nbdev could not process a notebook: {e}\n\nWhile preparing docs nbdev runs every cell that "
-                         "contains an import (so that show_doc works), out of order and without the other cells. A cell "
-                         "that mixes imports with other code therefore fails here: move its imports into a cell of "
-                         "their own (nbdev FAQ, 'Found cells containing imports and other code').") from None
+        suspects = "\n  ".join(mixed_import_cells(get_config().nbs_path)) or "(none found)"
+        raise SystemExit(f"nbdev could not process a notebook: {e}\n\nWhile preparing docs, nbdev runs every cell that "
+                         "contains an import (so that show_doc works), out of order and without the cells around it. "
+                         "A cell that mixes imports with other code can fail there: move its imports into a cell of "
+                         f"their own. Cells that mix them:\n  {suspects}") from None
 
 
 def mathjax_static() -> Path:

@@ -124,6 +124,8 @@ def main(argv=None) -> int:
     p.add_argument("--proc", default=str(ROOT / "_proc"))
     p.add_argument("--chromium", default="/usr/bin/chromium")
     a = p.parse_args(argv)
+    if not (Path(a.site) / "index.html").exists():
+        print(f"no site at {a.site}: run docs/build.py first"); return 1
     problems = check(Path(a.site), a.chromium, Path(a.proc))
     for pr in problems: print("  -", pr)
     print(f"{len(problems)} problem(s); screenshots in {Path(a.site) / '_screenshots'}")
