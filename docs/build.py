@@ -81,7 +81,7 @@ def mathjax_static() -> Path:
 def sphinx_build(strict: bool = False) -> int:
     "Render `_proc/` with Sphinx (config in docs/conf.py) into `_build/html`."
     from sphinx.cmd.build import build_main
-    args = ["-b", "html", "-c", str(DOCS), "-d", str(ROOT / "_build" / "doctrees"), "-q", "-j", "1", str(PROC), str(OUT)]
+    args = ["-b", "html", "-c", str(DOCS), "-d", str(ROOT / "_build" / "doctrees"), "-E", "-q", "-j", "1", str(PROC), str(OUT)]
     if strict: args[:0] = ["-W", "--keep-going"]
     return build_main(args)
 

@@ -5,8 +5,9 @@ Usage: .venv/bin/python docs/check_site.py [--site _build/html] [--chromium /usr
 Serves the site on a local port and loads every page. A page passes when: no request fails (and
 nothing is fetched from outside the site), the console has no error, MathJax has typeset the math
 (`mjx-container` present wherever the page has math, no raw `$$` left in the text), every figure of
-the notebook is shown as a loaded image, and every link to another page of the site resolves. The
-search page must find `energy_effective_rank`. Screenshots of the front page and the §4 page go to
+the notebook is shown as a loaded image, and every link to another page of the site resolves, anchor included. The
+search page must find `energy_effective_rank`, and every exported function and class must have its
+API entry (a show_doc on some page). Screenshots of the front page and the §4 page go to
 `<site>/_screenshots/`. Exit status 0 when everything passes.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import functools
 import http.server
 import json
+import re
 import sys
 import threading
 from pathlib import Path
@@ -44,6 +46,28 @@ def notebook_figures(proc: Path, page: str) -> int:
         if cell["cell_type"] != "code" or "#| output: false" in "".join(cell["source"]): continue
         n += sum(1 for o in cell.get("outputs", []) if any(k.startswith("image/") for k in o.get("data", {})))
     return n
+
+
+@functools.lru_cache(maxsize=None)
+def page_ids(page: Path) -> frozenset:
+    "Every id in a built page (link anchors must be one of them)."
+    return frozenset(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+
+
+def api_names(lib: Path) -> list[str]:
+    "Public functions and classes the library exports (`__all__` of each module nbdev wrote)."
+    import importlib, inspect
+    names = []
+    for f in sorted(lib.glob("*.py")):
+        if f.name.startswith("_"): continue
+        mod = importlib.import_module(f"{lib.name}.{f.stem}")
+        names += [n for n in getattr(mod, "__all__", []) if inspect.isfunction(getattr(mod, n, None)) or inspect.isclass(getattr(mod, n, None))]
+    return names
+
+
+def api_anchor(name: str) -> str:
+    "The id docs/quarto_compat.py gives a show_doc entry."
+    return "api-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 PAGE_PROBE = """() => {
@@ -93,7 +117,9 @@ def check(site: Path, chromium: str, proc: Path) -> list[str]:
             for href in info["links"]:
                 u = urlparse(urljoin(base + f"{name}.html", href))
                 if u.scheme == "http" and u.netloc == urlparse(base).netloc and u.path.endswith(".html"):
-                    if not (site / u.path.lstrip("/")).exists(): errors.append(f"broken link: {href}")
+                    target = site / u.path.lstrip("/")
+                    if not target.exists(): errors.append(f"broken link: {href}")
+                    elif u.fragment and u.fragment not in page_ids(target): errors.append(f"broken anchor: {href}")
             print(f"{'ok  ' if not errors else 'FAIL'} {name}.html  math {info['math_nodes']}  images {info['images']}/{want_figs}  "
                   f"links {len(info['links'])}  — {info['title']}")
             problems += [f"{name}.html: {e}" for e in dict.fromkeys(errors)]
@@ -115,6 +141,12 @@ def check(site: Path, chromium: str, proc: Path) -> list[str]:
         browser.close()
     httpd.shutdown()
     if not (site / "01_linear_surrogate.html").exists(): problems.append("no §4 page (01_linear_surrogate) to screenshot")
+    ids = set()
+    for p in site.glob("*.html"): ids |= set(re.findall(r'id="(api-[^"]+)"', p.read_text(encoding="utf-8")))
+    names = api_names(ROOT / "entropic_bound")
+    missing = [n for n in names if api_anchor(n) not in ids]
+    print(f"{'ok  ' if not missing else 'FAIL'} API entries (show_doc) for {len(names) - len(missing)}/{len(names)} exported functions and classes")
+    problems += [f"no API entry (show_doc) for {n}" for n in missing]
     return problems
 
 

@@ -93,13 +93,17 @@ def _outside_code(md: str, fn) -> str:
 
 class Translator:
     "Maps one processed notebook (JSON text) from nbdev's Quarto dialect to MyST; `pages` = {output-file stem: docname}."
-    def __init__(self, site_url: str, pages: dict[str, str]):
-        self.site_url, self.pages = site_url.rstrip("/") + "/", pages
+    def __init__(self, site_url: str, pages: dict[str, str], api: set[str] = frozenset()):
+        self.site_url, self.pages, self.api = site_url.rstrip("/") + "/", pages, api
 
     def local_links(self, md: str, docname: str) -> str:
         "Links to notebooks and into the Quarto site (nbdev's API links) -> relative links to this site's pages."
         up = "../" * docname.count("/")
-        def api_anchor(anchor): return "#api-" + re.sub(r"[^a-z0-9]+", "-", anchor[1:].lower()).strip("-") if anchor else ""
+        def api_anchor(anchor):
+            "nbdev's `#name` -> our `#api-name`; `Class.attr` without its own entry -> the class's entry."
+            name = (anchor or "#")[1:].lower()
+            while name and name not in self.api: name = name.rpartition(".")[0]
+            return "#api-" + re.sub(r"[^a-z0-9]+", "-", name).strip("-") if name else ""
         def site(m):
             target = self.pages.get(m.group(1))
             return m.group(0) if target is None else up + target + ".html" + api_anchor(m.group(2))
@@ -153,6 +157,18 @@ class Translator:
         return json.dumps(nb)
 
 
+def api_entries(src: Path) -> set[str]:
+    "Lower-cased names that have a show_doc entry in some processed notebook."
+    names = set()
+    for nb in src.glob("*.ipynb"):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "code" or "show_doc" not in "".join(cell["source"]): continue
+            for out in cell.get("outputs", []):
+                md = "".join(out.get("data", {}).get("text/markdown", ""))
+                names |= {m.lower() for m in re.findall(r"^#{2,4} ([\w.]+)\s*$", md, re.M)[:1]}
+    return names
+
+
 # ---------------------------------------------------------------- navigation from nbdev's sidebar
 def page_order(src: Path) -> list[str]:
     "Docnames in the order of nbdev's sidebar.yml (file-name order), falling back to sorted file names."
@@ -200,7 +216,7 @@ def setup(app):
         for nb in src.glob("*.ipynb"):
             out = front_matter(json.loads(nb.read_text())).get("output-file", nb.stem + ".html")
             pages[Path(out).stem] = nb.stem
-        state["translator"] = Translator(app.config.quarto_site_url, pages)
+        state["translator"] = Translator(app.config.quarto_site_url, pages, api_entries(src))
         state["toctrees"] = toctrees(src)
 
     def on_source_read(app, docname, source):
