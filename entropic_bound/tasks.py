@@ -13,7 +13,7 @@ import torch
 # %% auto #0
 __all__ = ['LinearTask', 'linear_task', 'ATTENTION', 'linear_attention', 'softmax_attention', 'AttentionTask', 'attention_task']
 
-# %% ../nbs/01_linear_surrogate.ipynb #1df5b9e0
+# %% ../nbs/01_linear_surrogate.ipynb #8ca672f9
 @dataclass
 class LinearTask:
     "Samples of the fixed-operator task $Y = A^* X V^* + E$: `X` (n, T, d), `Y` and `Y_clean` (n, T, d), `A` (T, T), `V` (d, d)."
@@ -39,7 +39,8 @@ def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None
                 seed: int = 0, device="cpu") -> LinearTask:
     "Draw `n` samples of $Y=A^*XV^*+E$ with rank(A*)=`r_star` and singular values `spectrum` (default linspace(1, 0.7, r*))."
     if n < 1: raise ValueError(f"n must be >= 1; got {n}")
-    if not 1 <= r_star <= T: raise ValueError(f"r_star must lie in 1..T={T}; got {r_star}")
+    if T < 1 or d < 1: raise ValueError(f"T and d must be >= 1; got T={T}, d={d}")
+    if not 1 <= r_star <= min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
     if noise_std < 0 or not math.isfinite(noise_std): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
     s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else torch.as_tensor(spectrum, dtype=torch.float64)
     if s.shape != (r_star,) or (s <= 0).any(): raise ValueError(f"spectrum must be {r_star} positive values; got {s.tolist()}")
