@@ -54,7 +54,7 @@ def truncated(M, r: int) -> torch.Tensor:
     U, s, Wh = torch.linalg.svd(torch.as_tensor(M, dtype=torch.float64), full_matrices=False)
     return (U[..., :r] * s[..., None, :r]) @ Wh[..., :r, :]
 
-# %% ../nbs/01_linear_surrogate.ipynb #dfe140da
+# %% ../nbs/01_linear_surrogate.ipynb #ddb33279
 @dataclass
 class SecondMoments:
     "Sufficient statistics of n samples: `R`, `H` (..., T², d²) and `yy` (...,) as defined above."
@@ -79,7 +79,7 @@ def task_moments(tasks) -> SecondMoments:
     "Second moments of a list of `LinearTask`s with equal shapes, stacked as groups (S, ...)."
     return second_moments(torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks]))
 
-# %% ../nbs/01_linear_surrogate.ipynb #ddb33279
+# %% ../nbs/01_linear_surrogate.ipynb #371c13a1
 def empirical_risk(A, V, m: SecondMoments) -> torch.Tensor:
     "Mean training loss (1/n)Σ‖Y_i − A X_i V‖² of models `A` (..., M, T, T), `V` (..., M, d, d) on moments with batch (...) -> (..., M)."
     a, v = A.flatten(-2), V.flatten(-2)                       # vec(A) (..., M, T²), vec(V) (..., M, d²)
@@ -88,7 +88,7 @@ def empirical_risk(A, V, m: SecondMoments) -> torch.Tensor:
     quad = ((AtA @ m.H) * VVt).sum(-1)                        # vec(AᵀA)ᵀ H vec(VVᵀ)
     return m.yy.unsqueeze(-1) - 2 * lin + quad
 
-# %% ../nbs/01_linear_surrogate.ipynb #2b2fc008
+# %% ../nbs/01_linear_surrogate.ipynb #037ac790
 def _rank_mask(ranks: torch.Tensor, q: int) -> torch.Tensor:
     "Mask (M, q): 1 for the first `ranks[m]` of q components."
     return (torch.arange(q, device=ranks.device) < ranks.unsqueeze(-1)).to(torch.float64)
@@ -118,7 +118,7 @@ def reduced_rank_fit(m: SecondMoments, ranks, iters: int = 100):
         A, V = A * c, V / c
     return A, V
 
-# %% ../nbs/01_linear_surrogate.ipynb #037ac790
+# %% ../nbs/01_linear_surrogate.ipynb #f9ade757
 def population_moments(A_star, V_star, noise_std: float) -> SecondMoments:
     "The n → ∞ moments of the task: R = vec(A*)vec(V*)ᵀ, H = vec(I_T)vec(I_d)ᵀ, yy = ‖A*‖²‖V*‖² + σ²Td."
     A_star, V_star = torch.as_tensor(A_star, dtype=torch.float64), torch.as_tensor(V_star, dtype=torch.float64)
@@ -129,7 +129,7 @@ def population_moments(A_star, V_star, noise_std: float) -> SecondMoments:
     yy = _frob_inner(A_star, A_star) * _frob_inner(V_star, V_star) + noise_std**2 * T * d
     return SecondMoments(R, H.expand_as(R), yy, math.inf, T, d)
 
-# %% ../nbs/01_linear_surrogate.ipynb #f9ade757
+# %% ../nbs/01_linear_surrogate.ipynb #35211f94
 def _group_ids(seeds, ranks) -> list:
     "Per-model init seeds for groups `seeds` × `ranks`, flattened group-major."
     return [int(s) * 1000 + int(r) for s in seeds for r in ranks]
@@ -152,7 +152,7 @@ def train_rank_sweep(m: SecondMoments, ranks, seeds, init_scale: float = 0.1, lr
                         optimizer=optimizer, rtol=rtol, progress=progress, desc="rank sweep")
     return *operators(res.params), res
 
-# %% ../nbs/01_linear_surrogate.ipynb #b1b29d92
+# %% ../nbs/01_linear_surrogate.ipynb #12b157e2
 def model_dof(T: int, d: int, r: int) -> int:
     "Free parameters of a rank-r A with free V, modulo the shared scale: r(2T − r) + d² − 1."
     return r * (2 * T - r) + d * d - 1
@@ -166,7 +166,7 @@ def operator_noise_std(noise_std, n: int, V) -> torch.Tensor:
     "Std of the estimation noise in the entries of the fitted A: σ / (√n ‖V‖_F), batched over V (..., d, d)."
     return torch.as_tensor(noise_std, dtype=torch.float64) / (math.sqrt(n) * torch.linalg.matrix_norm(torch.as_tensor(V, dtype=torch.float64)))
 
-# %% ../nbs/01_linear_surrogate.ipynb #35211f94
+# %% ../nbs/01_linear_surrogate.ipynb #648e00ab
 def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None):
     "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from small init, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult."
     S, T, d, dev = m.R.shape[0], m.T, m.d, m.R.device
@@ -194,7 +194,7 @@ def learned_rank_profile(A, V, train_loss, n: int) -> dict:
                 numerical_mp=(s > edge[:, None]).sum(-1), sigma_hat=sigma_hat.cpu().numpy(), edge=edge, s=s,
                 numerical_mp_mse=(s > edge_mse[:, None]).sum(-1))
 
-# %% ../nbs/01_linear_surrogate.ipynb #6e7d6be4
+# %% ../nbs/01_linear_surrogate.ipynb #e146c39b
 def sample_size_sweep(ns, seeds=(0, 1, 2), T: int = 16, d: int = 12, r_star: int = 3, noise_std: float = 0.05, spectrum=None,
                       gd_steps: int = 4000, gd_lr: float = 0.02, gd_init: float = 1e-3, device="cpu", progress=None) -> dict:
     "Over-parameterised GD at each n in `ns` × `seeds` (one batch) -> dict of (len(ns), len(seeds)) arrays of learned ranks."
@@ -220,7 +220,7 @@ def sample_size_sweep(ns, seeds=(0, 1, 2), T: int = 16, d: int = 12, r_star: int
             if np.ndim(v) == 1: out.setdefault(k, []).append(np.asarray(v, dtype=np.float64))
     return {k: np.stack(v) for k, v in out.items()} | dict(n=np.asarray(ns))
 
-# %% ../nbs/01_linear_surrogate.ipynb #648e00ab
+# %% ../nbs/01_linear_surrogate.ipynb #1ee5a4b4
 def _samples(Y, name: str = "Y") -> torch.Tensor:
     "`Y` (numpy or torch) as a float64 CPU tensor of shape (n, T, d), or ValueError."
     try: t = Y.detach().to("cpu", torch.float64) if isinstance(Y, torch.Tensor) else torch.as_tensor(np.asarray(Y, dtype=np.float64))
@@ -238,7 +238,7 @@ def output_covariance_eigenvalues(Y) -> torch.Tensor:
     S = torch.einsum('ntj,nsj->ts', Y, Y) / (n * d)                 # S_ts = (1/nd) Σ_i Σ_j Y_i,tj Y_i,sj
     return torch.linalg.eigvalsh(S).flip(-1).clamp(min=0.0)
 
-# %% ../nbs/01_linear_surrogate.ipynb #b7725972
+# %% ../nbs/01_linear_surrogate.ipynb #30bfc68a
 def predict_linear_rank(Y, noise_std: float | None = None, level: float = 0.99) -> int:
     "Data-only estimate of r* from outputs `Y` (n, T, d): eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ above the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
     if noise_std is not None and not (np.isfinite(noise_std) and noise_std >= 0):
@@ -253,12 +253,12 @@ def predict_linear_rank(Y, noise_std: float | None = None, level: float = 0.99) 
         k += 1
     return k
 
-# %% ../nbs/01_linear_surrogate.ipynb #1a1a1f35
+# %% ../nbs/01_linear_surrogate.ipynb #77a0527d
 TABLE1_DEFAULTS = dict(n=256, T=16, d=12, r_star=3, noise_std=0.05, spectrum=None, ranks=tuple(range(1, 9)),
                        sweep_steps=3000, sweep_lr=0.02, sweep_init=0.1, gd_steps=4000, gd_lr=0.02, gd_init=1e-3)
 TABLE1_PRESETS = {"quick": dict(seeds=(0, 1, 2)), "paper": dict(seeds=tuple(range(10)))}
 
-# %% ../nbs/01_linear_surrogate.ipynb #1ee5a4b4
+# %% ../nbs/01_linear_surrogate.ipynb #43cf991c
 def _rank_sweep_figure(ranks, ex_tr, ex_exact, bounds, floor, est_scale, r_star) -> Figure:
     "Excess risk vs rank (log scale): trained (mean, min–max), exact optimum, Theorem-1 bound, noise floor."
     fig = Figure(figsize=(5.5, 3.6)); ax = fig.subplots()
@@ -286,7 +286,7 @@ def _spectrum_figure(s, edge, s_star, n) -> Figure:
     ax.legend(fontsize=7); fig.tight_layout()
     return fig
 
-# %% ../nbs/01_linear_surrogate.ipynb #ef4e8ff8
+# %% ../nbs/01_linear_surrogate.ipynb #dde9f1b1
 def table1(seeds=(0, 1, 2), device="cpu", progress=None, **settings) -> ExperimentResult:
     "Table 1 of §4: rank sweep vs Theorem 1, over-parameterised GD ranks, data-only recovery, and the `t1.*` claims."
     unknown = set(settings) - set(TABLE1_DEFAULTS)
