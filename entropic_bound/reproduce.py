@@ -143,7 +143,7 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
 def claims_markdown(claims: list) -> str:
     "The claim records as a Markdown table, the paper's figure beside ours."
     rows = [dict(id=c["id"], measured=c["measured"], spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
-                 criterion=f"{c['direction']} {c['threshold']:.4g}", holds="yes" if c["holds"] else "**NO**",
+                 criterion=c["criterion"], holds="yes" if c["holds"] else "**NO**",
                  paper="" if c["paper"] is None else c["paper"], statement=c["statement"]) for c in claims]
     return markdown_table(rows)
 
@@ -222,6 +222,6 @@ def main(argv=None) -> int:
                        False if a.no_progress else None)
     held = sum(c["holds"] for c in claims)
     for c in claims:
-        if not c["holds"]: print(f"FAILS {c['id']}: measured {c['measured']:.4g}, needs {c['direction']} {c['threshold']:.4g} — {c['statement']}")
+        if not c["holds"]: print(f"FAILS {c['id']}: measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
     print(f"{held}/{len(claims)} claims hold ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
     return 0 if held == len(claims) else 1

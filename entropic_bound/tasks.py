@@ -52,7 +52,7 @@ def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None
     Y = Y_clean + noise_std * torch.randn(n, T, d, generator=gen, dtype=torch.float64)
     return LinearTask(X.to(device), Y.to(device), Y_clean.to(device), A.to(device), V.to(device), float(noise_std), int(r_star))
 
-# %% ../nbs/03_attention_native.ipynb #96b42649
+# %% ../nbs/03_attention_native.ipynb #5b3918c9
 def linear_attention(X: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     "Linear attention $\\frac1T (XKX^\\top) X V$: `X` (..., T, d), `K` (..., d, d), `V` (..., d, d_v) -> (..., T, d_v)."
     T = X.shape[-2]
