@@ -334,9 +334,10 @@ def _softmax_figure(example, r_star, table):
     r_stars = sorted({r["r*"] for r in table})
     for name, marker in zip(SOFTMAX_ROUTES, "os^D"):
         rows = [r for r in table if r["route"] == name]
-        b.plot(r_stars, [r["energy rank"] for r in rows], marker=marker, label=f"{name}: energy rank")
-        b.plot(r_stars, [r["mean rank @noise"] for r in rows], marker=marker, ls="--", label=f"{name}: numerical rank")
-    b.plot(r_stars, r_stars, color="k", lw=0.8); b.set_xlabel("r*"); b.set_ylabel("estimate"); b.legend(fontsize=6)
+        line, = b.plot(r_stars, [r["energy rank"] for r in rows], marker=marker, label=f"{name}: energy rank")
+        b.plot(r_stars, [r["mean rank @noise"] for r in rows], marker=marker, ls="--", color=line.get_color(), mfc="none",
+               label=f"{name}: numerical rank @noise")
+    b.plot(r_stars, r_stars, color="k", lw=0.8); b.set_xlabel("r*"); b.set_ylabel("estimate (solid: energy, dashed: numerical)"); b.legend(fontsize=6)
     fig.tight_layout()
     plt.close(fig)                                                          # shown on request, not on creation
     return fig
