@@ -4,7 +4,6 @@
 
 # %% ../nbs/04_predictability.ipynb #b9c66a57
 from __future__ import annotations
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 import math
 
@@ -16,8 +15,7 @@ from .spectral import energy_effective_rank, gavish_donoho_lambda
 from .tasks import attention_task
 from .report import ExperimentResult, claim_over_seeds
 
-try: from threadpoolctl import threadpool_limits as _blas_threads    # optional: one BLAS thread for small dense solves
-except ImportError: _blas_threads = lambda limits: nullcontext()
+from threadpoolctl import threadpool_limits as _blas_threads        # one BLAS thread for small dense solves
 
 # %% auto #0
 __all__ = ['TABLE4_PRESETS', 'TABLE5_PRESETS', 'SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit',
@@ -201,9 +199,9 @@ def predict_qk_rank(X, Y, V=None, noise_std: float | None = None) -> int:
 
 # %% ../nbs/04_predictability.ipynb #f453669f
 TABLE4_PRESETS = {
-    "quick": dict(seeds=(0, 1, 2), T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
+    "quick": dict(T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
                   ns_known=(1, 2, 5, 10, 20), ns_unknown=(80, 100, 250)),
-    "paper": dict(seeds=tuple(range(5)), T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
+    "paper": dict(T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
                   ns_known=(1, 2, 5, 10, 20, 50), ns_unknown=(80, 90, 100, 150, 250, 500, 1000)),
 }
 
@@ -290,8 +288,8 @@ def observation_noise_edge(route, Y, noise_std: float, alpha: float = 1e-3, draw
 
 # %% ../nbs/04_predictability.ipynb #fcfa294b
 TABLE5_PRESETS = {
-    "quick": dict(seeds=(0, 1, 2), n=100, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=8),
-    "paper": dict(seeds=tuple(range(5)), n=500, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=16),
+    "quick": dict(n=100, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=8),
+    "paper": dict(n=500, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=16),
 }
 SOFTMAX_ROUTES = ("linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "control: true A")
 

@@ -110,33 +110,37 @@ def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2),
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
     "Figure 1 from the `extra` data of Tables 1–3: surrogate tight → naive transfer fails → attention-native restores."
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
-    s = table1_extra["sweep"]; floor = s["noise_floor"]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.3), gridspec_kw=dict(wspace=0.55))
+    s = table1_extra["sweep"]; floor = s["noise_floor"]; r = np.array(s["r"]); below = r < s["r_star"]
     ax = axes[0]
-    ax.semilogy(s["r"], np.maximum(np.array(s["excess"]) / floor, 1e-6), "o-", label="measured excess")
-    ax.semilogy(s["r"], np.maximum(np.array(s["bound"]) / floor, 1e-6), "k--", lw=1, label="Theorem 1 bound")
+    ax.semilogy(r, np.array(s["excess"]) / floor, "o-", label="measured excess")
+    ax.semilogy(r[below], np.array(s["bound"])[below] / floor, "k*", ms=11, mfc="none", label="Theorem 1 bound")
     ax.axvline(s["r_star"], color="grey", ls=":"); ax.axhline(1.0, color="tab:red", lw=0.8, ls="-.", label="noise floor")
-    ax.set(xlabel="rank r of A", ylabel="excess risk / noise floor", title=f"Fixed-operator surrogate:\nr* = {s['r_star']} is tight")
+    ax.set(xlabel="rank r of the token-mixing operator A", ylabel="excess risk / noise floor",
+           title=f"① Fixed-operator surrogate:\nr* = {s['r_star']} is tight")
     ax.legend(fontsize=7)
     ax = axes[1]
     rel = table2_extra["relative_excess"]; names = list(rel)
-    ax.bar(names, [rel[k] for k in names], color=["tab:green" if rel[k] < 0.5 else "tab:red" for k in names])
+    bars = ax.bar(names, [rel[k] for k in names], color=["tab:green" if rel[k] < 0.5 else "tab:red" for k in names])
+    for b, k in zip(bars, names): ax.text(b.get_x() + b.get_width() / 2, max(rel[k], 0) + 0.02, f"{rel[k]:.3g}", ha="center", fontsize=8)
     if "permutation_bound" in table2_extra:
         ax.axhline(table2_extra["permutation_bound"], color="k", ls="--", lw=1, label="permutation bound")
         ax.legend(fontsize=7, loc="center right")
-    ax.set(ylim=(0, 1.08), ylabel="relative excess at r = r*  (1 = learns nothing)",
-           title="Naive transfer to attention:\nfails even at full rank (B1c)")
+    ax.set(ylim=(0, 1.15), ylabel="relative excess at r = r*", xlabel="ladder class (0 = achieves, 1 = learns nothing)",
+           title="② Naive transfer to attention:\nfails even at full rank (B1c)")
     ax = axes[2]
     for kind, sw in table3_extra["sweep"].items():
         ax.semilogy(sw["r"], np.maximum(sw["excess_over_floor"], 1e-6), "o-", label=f"{kind} attention")
         r_star = sw["r_star"]
     ax.axvline(r_star, color="grey", ls=":"); ax.axhline(1.0, color="tab:red", lw=0.8, ls="-.", label="noise floor")
     ax.set(xlabel="query–key kernel rank r", ylabel="excess risk / noise floor",
-           title=f"Attention-native r* = {r_star}:\ndeficiency, achievability restored"); ax.legend(fontsize=7)
-    for x, text in [(0.345, "direct\ntransfer →"), (0.655, "redefine inside\nattention →")]:
-        fig.text(x, 0.02, text, ha="center", fontsize=9, style="italic")
+           title=f"③ Attention-native r* = {r_star}:\ndeficiency and achievability restored"); ax.legend(fontsize=7)
     fig.suptitle("The Entropic Bound: tight for a fixed operator, lost by static kernels, restored by the attention-native rank", fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.subplots_adjust(top=0.78, bottom=0.14, left=0.06, right=0.98)
+    for a, b, text in [(axes[0], axes[1], "direct transfer"), (axes[1], axes[2], "redefine r* inside attention")]:
+        x = (a.get_position().x1 + b.get_position().x0) / 2
+        fig.text(x, 0.885, "➜", ha="center", va="center", fontsize=20, color="dimgray")
+        fig.text(x, 0.835, text, ha="center", va="top", fontsize=8, style="italic", color="dimgray")
     return fig
 
 # %% ../nbs/90_reproduce.ipynb #9b98cbd1
