@@ -187,7 +187,7 @@ def rank_measures(M) -> dict:
 
 # %% ../nbs/02_ladder.ipynb #6cf937a8
 TABLE2_PRESETS = {"quick": dict(r_stars=(1, 2, 3, 4), n=256, n_test=4096, steps=500, pos_steps=1500),
-                  "paper": dict(r_stars=(1, 2, 3, 4), n=384, n_test=8192, steps=800, pos_steps=2500)}
+                  "paper": dict(r_stars=(1, 2, 3, 4), n=256, n_test=8192, steps=800, pos_steps=2500)}
 
 _MIXING = {"B0": "A X V, A = PQᵀ", "B1": "(XW_Q)(XW_K)ᵀXV/T", "B1c": "(XKXᵀ)XV/T, K full", "B2": "softmax((XW_Q)(XW_K)ᵀ/√d)XV",
            "B3": "pre-LN block, residual, FFN", "B3+pos": "B3 + learned positions"}
