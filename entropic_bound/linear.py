@@ -174,8 +174,8 @@ def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, l
     init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12),
                 V=seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13))
     loss = lambda p: empirical_risk((p["P"] @ p["Q"].mT).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
-    res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=0.0, progress=progress, desc="over-parameterised GD")
-    return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=0: small-init GD plateaus, never stop early
+    res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=None, progress=progress, desc="over-parameterised GD")
+    return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=None: small-init GD plateaus, never stop early
 
 def learned_rank_profile(A, V, train_loss, n: int) -> dict:
     "Raw and MP-corrected Shannon / energy / stable ranks of learned `A` (S, T, T), σ̂ from `train_loss` (S,) -> dict of (S,) arrays."
