@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from .spectral import effective_rank, energy_effective_rank, singular_values
 from .tasks import linear_task
-from .train import seeded_normal, train_batched
+from .train import seeded_normal, train_batched, cpu_threads
 from .report import Claim, ExperimentResult, claim_over_seeds
 
 # %% auto #0
@@ -245,13 +245,9 @@ def table2(seeds=(0, 1, 2), device="cpu", progress=None, r_stars=(1, 2, 3, 4), n
            pos_steps: int = 1500, pos_r_star: int = 3, lr: float = 1e-2, rtol: float = 1e-4, achieve_init: float = 0.1,
            recover_init: float = 1e-3, ffn: int = 24, T: int = 16, d: int = 12, noise_std: float = 0.05, dtype=torch.float32) -> ExperimentResult:
     "Table 2: achievability and recovery of the ladder B0, B1, B1c, B2, B3 on the §4 task, over seeds × r_stars."
-    threads = torch.get_num_threads()
-    if str(device) == "cpu": torch.set_num_threads(1)      # tiny batched matmuls: intra-op threads cost more than they give
-    try:
+    with cpu_threads(device):
         return _table2(seeds, device, progress, r_stars, n, n_test, steps, pos_steps, pos_r_star, lr, rtol, achieve_init,
                        recover_init, ffn, T, d, noise_std, dtype)
-    finally:
-        torch.set_num_threads(threads)
 
 def _table2(seeds, device, progress, r_stars, n, n_test, steps, pos_steps, pos_r_star, lr, rtol, achieve_init,
             recover_init, ffn, T, d, noise_std, dtype) -> ExperimentResult:

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from .spectral import (effective_rank, energy_effective_rank, stable_rank, corrected_effective_rank,
                                      noise_edge, wishart_edge)
-from .train import train_batched, seeded_normal, TrainResult
+from .train import train_batched, seeded_normal, TrainResult, cpu_threads
 from .report import Claim, claim_over_seeds, ExperimentResult, markdown_table
 from .tasks import LinearTask, linear_task
 
@@ -295,10 +295,7 @@ def table1(seeds=(0, 1, 2), device="cpu", progress=None, **settings) -> Experime
     n, T, d, r_star, sigma, ranks = c["n"], c["T"], c["d"], c["r_star"], c["noise_std"], list(c["ranks"])
     if not r_star >= 2 or not set(range(1, r_star + 1)) <= set(ranks): raise ValueError(f"ranks must contain 1..r_star and r_star >= 2; got r_star={r_star}, ranks={ranks}")
     seeds = [int(s) for s in seeds]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)                      # tiny tensors: one CPU thread is fastest (restored on exit)
-    try: return _table1(seeds, device, progress, c)
-    finally: torch.set_num_threads(threads)
+    with cpu_threads(device): return _table1(seeds, device, progress, c)
 
 def _table1(seeds, device, progress, c) -> ExperimentResult:
     "The body of `table1` for settings `c`."

@@ -41,13 +41,16 @@ def singular_values(M):
     return _like(np.linalg.svd(a, compute_uv=False), device)
 
 # %% ../nbs/00_spectral.ipynb #b332dad7
-def _normalised_spectrum(M, measure: str):
-    "Singular values of `M` divided by the largest, `(..., q)`; raise for a zero matrix."
+def _svd(M):
+    "Validated singular values of `M`: `s` (..., q) descending, the matrix shape (m, n), the torch device (None for numpy)."
     a, device = _validated(M)
-    s = np.linalg.svd(a, compute_uv=False)
+    return np.linalg.svd(a, compute_uv=False), a.shape[-2:], device
+
+def _normalised(s, measure: str):
+    "Singular values `s` (..., q) divided by the largest; raise for a zero matrix."
     top = s[..., :1]
     if (top <= 0).any(): raise ValueError(f"{measure} is undefined for a zero matrix (all singular values are 0)")
-    return s / top, device
+    return s / top
 
 def _entropy_rank(w):
     "exp of the Shannon entropy of the distribution proportional to the weights `w` `(..., q)`."
@@ -58,18 +61,18 @@ def _entropy_rank(w):
 # %% ../nbs/00_spectral.ipynb #17018dcf
 def effective_rank(M):
     "Shannon effective rank $R_{eff}=\\exp H(p)$, $p_i=\\sigma_i/\\sum_j\\sigma_j$ (Roy & Vetterli), of `M` `(..., m, n)` -> `(...)`."
-    w, device = _normalised_spectrum(M, "effective_rank")
-    return _like(_entropy_rank(w), device)
+    s, _, device = _svd(M)
+    return _like(_entropy_rank(_normalised(s, "effective_rank")), device)
 
 def energy_effective_rank(M):
     "Energy effective rank $\\tilde R_{eff}=\\exp H(\\tilde p)$, $\\tilde p_i=\\sigma_i^2/\\sum_j\\sigma_j^2$, of `M` `(..., m, n)` -> `(...)`."
-    w, device = _normalised_spectrum(M, "energy_effective_rank")
-    return _like(_entropy_rank(w**2), device)
+    s, _, device = _svd(M)
+    return _like(_entropy_rank(_normalised(s, "energy_effective_rank")**2), device)
 
 def stable_rank(M):
     "Stable rank $\\|M\\|_F^2/\\|M\\|_2^2$ of `M` `(..., m, n)` -> `(...)`."
-    w, device = _normalised_spectrum(M, "stable_rank")
-    return _like((w**2).sum(-1), device)
+    s, _, device = _svd(M)
+    return _like((_normalised(s, "stable_rank")**2).sum(-1), device)
 
 # %% ../nbs/00_spectral.ipynb #775300a9
 def gavish_donoho_lambda(beta: float) -> float:
@@ -119,10 +122,12 @@ def rank_threshold(s, shape, method: str = "tol", noise_std: float | None = None
 # %% ../nbs/00_spectral.ipynb #243f51c8
 def numerical_rank(M, method: str = "tol", noise_std: float | None = None, tol: float | None = None):
     "Number of singular values of `M` `(..., m, n)` above the `method` threshold ('tol', 'mp', 'gavish_donoho') -> int `(...)`."
-    a, device = _validated(M)
-    s = np.linalg.svd(a, compute_uv=False)
-    tau = rank_threshold(s, a.shape[-2:], method, noise_std, tol)
-    return _like((s > np.asarray(tau)[..., None]).sum(-1).astype(np.int64), device)
+    s, shape, device = _svd(M)
+    return _like(_count_above(s, shape, method, noise_std, tol), device)
+
+def _count_above(s, shape, method="tol", noise_std=None, tol=None):
+    "Number of singular values `s` (..., q) above the `method` threshold, int64 (...)."
+    return (s > np.asarray(rank_threshold(s, shape, method, noise_std, tol))[..., None]).sum(-1).astype(np.int64)
 
 # %% ../nbs/00_spectral.ipynb #30fdda1d
 TW1_QUANTILES = {0.90: 0.4501, 0.95: 0.9793, 0.99: 2.0234}  # Tracy–Widom (beta=1) quantiles, tabulated
@@ -139,20 +144,23 @@ def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) ->
 def corrected_effective_rank(M, noise_std: float | None = None, kind: str = "shannon", method: str = "mp"):
     "Effective rank (`kind` 'shannon' or 'energy') of `M` `(..., m, n)` after dropping singular values at or below the `method` noise threshold; 0 if none survive."
     if kind not in ("shannon", "energy"): raise ValueError(f"kind must be 'shannon' or 'energy'; got {kind!r}")
-    a, device = _validated(M)
-    s = np.linalg.svd(a, compute_uv=False)
-    keep = s > np.asarray(rank_threshold(s, a.shape[-2:], method, noise_std))[..., None]
+    s, shape, device = _svd(M)
+    return _like(_corrected(s, shape, noise_std, kind, method), device)
+
+def _corrected(s, shape, noise_std, kind, method="mp"):
+    "Noise-corrected effective rank from singular values `s` (..., q) of matrices of `shape`."
+    keep = s > np.asarray(rank_threshold(s, shape, method, noise_std))[..., None]
     w = np.where(keep, s, 0.0) / np.maximum(s[..., :1], np.finfo(np.float64).tiny)
     w = w**2 if kind == "energy" else w
-    out = np.where(keep.any(-1), _entropy_rank(np.where(keep.any(-1, keepdims=True), w, 1.0)), 0.0)
-    return _like(out, device)
+    return np.where(keep.any(-1), _entropy_rank(np.where(keep.any(-1, keepdims=True), w, 1.0)), 0.0)
 
 # %% ../nbs/00_spectral.ipynb #ed5663d9
 def rank_profile(M, noise_std: float | None = None) -> dict:
     "All measures of `M` `(..., m, n)`: shannon, energy, stable, numerical (`tol`), and with `noise_std` the MP-corrected ranks."
-    out = dict(shannon=effective_rank(M), energy=energy_effective_rank(M), stable=stable_rank(M), numerical=numerical_rank(M))
+    s, shape, device = _svd(M)                               # one SVD for every measure
+    w = _normalised(s, "rank_profile")
+    out = dict(shannon=_entropy_rank(w), energy=_entropy_rank(w**2), stable=(w**2).sum(-1), numerical=_count_above(s, shape))
     if noise_std is not None:
-        out.update(numerical_mp=numerical_rank(M, "mp", noise_std=noise_std),
-                   shannon_mp=corrected_effective_rank(M, noise_std, "shannon"),
-                   energy_mp=corrected_effective_rank(M, noise_std, "energy"))
-    return out
+        out.update(numerical_mp=_count_above(s, shape, "mp", noise_std), shannon_mp=_corrected(s, shape, noise_std, "shannon"),
+                   energy_mp=_corrected(s, shape, noise_std, "energy"))
+    return {k: _like(v, device) for k, v in out.items()}

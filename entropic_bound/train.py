@@ -4,6 +4,7 @@
 
 # %% ../nbs/00b_train.ipynb #1fbb274a
 from __future__ import annotations
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -11,7 +12,7 @@ import torch
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['seeded_normal', 'TrainResult', 'train_batched']
+__all__ = ['seeded_normal', 'cpu_threads', 'TrainResult', 'train_batched']
 
 # %% ../nbs/00b_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -23,6 +24,15 @@ def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.fl
     return torch.stack(out).to(device=device, dtype=dtype)
 
 # %% ../nbs/00b_train.ipynb #4009f76b
+@contextmanager
+def cpu_threads(device="cpu", n: int = 1):
+    "Run the block with `n` torch intra-op threads when `device` is the CPU; restore the previous setting after."
+    before = torch.get_num_threads()
+    if str(device) == "cpu": torch.set_num_threads(n)
+    try: yield
+    finally: torch.set_num_threads(before)
+
+# %% ../nbs/00b_train.ipynb #5dde1c5d
 @dataclass
 class TrainResult:
     "Outcome of `train_batched`: final `params` (B, ...), per-model `loss` (B,), `steps` (B,) taken, loss `history` (checks, B)."
@@ -43,7 +53,7 @@ def _make_optimizer(name: str, tensors, lr: float):
     if name == "gd": return torch.optim.SGD(tensors, lr=lr)
     raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'gd'")
 
-# %% ../nbs/00b_train.ipynb #45811a16
+# %% ../nbs/00b_train.ipynb #f0ed05d0
 def train_batched(loss_fn: Callable[[dict], torch.Tensor], params: dict, steps: int = 2000, lr: float = 1e-2,
                   optimizer: str = "adam", rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50,
                   progress: bool | None = None, desc: str = "training") -> TrainResult:
