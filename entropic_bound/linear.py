@@ -22,7 +22,8 @@ from .tasks import LinearTask, linear_task
 __all__ = ['TABLE1_DEFAULTS', 'TABLE1_PRESETS', 'excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments',
            'task_moments', 'empirical_risk', 'reduced_rank_fit', 'population_moments', 'train_rank_sweep', 'model_dof',
            'residual_noise_std', 'operator_noise_std', 'train_overparameterised', 'learned_rank_profile',
-           'sample_size_sweep', 'output_covariance_eigenvalues', 'predict_linear_rank', 'table1']
+           'sample_size_sweep', 'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank',
+           'table1']
 
 # %% ../nbs/04_linear_surrogate.ipynb #6b4c0157
 def _frob_inner(B, C):
@@ -239,19 +240,30 @@ def output_covariance_eigenvalues(Y) -> torch.Tensor:
     return torch.linalg.eigvalsh(S).flip(-1).clamp(min=0.0)
 
 # %% ../nbs/04_linear_surrogate.ipynb #30bfc68a
-def predict_linear_rank(Y, noise_std: float | None = None, level: float = 0.99) -> int:
-    "Data-only estimate of r* from outputs `Y` (n, T, d): eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ above the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
+from .spectral import RankDecision, power_of_two_scale
+
+def linear_rank_decision(Y, noise_std: float | None = None, level: float = 0.99) -> RankDecision:
+    "The data-only decision for r* of the fixed-operator task from outputs `Y` (n, T, d): eigenvalues of S = (1/(nd)) Σ Y_i Y_iᵀ (Y divided by a power of two first) against the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
     if noise_std is not None and not (np.isfinite(noise_std) and noise_std >= 0):
         raise ValueError(f"noise_std must be a finite number >= 0 or None; got {noise_std}")
     Y = _samples(Y)
     n, T, d = Y.shape
-    lam, N = output_covariance_eigenvalues(Y), n * d
+    c = power_of_two_scale(Y)                                                  # units: S is computed on Y / c (exact)
+    lam, N = output_covariance_eigenvalues(Y / c), n * d
+    method = f"eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ, Tracy–Widom {level:.0%} edge"
     if noise_std is not None:
-        return int((lam > wishart_edge(T, N, float(noise_std)**2, level)).sum())
+        edge = wishart_edge(T, N, (float(noise_std) / c)**2, level)
+        return RankDecision(int((lam > edge).sum()), lam.numpy(), edge, float(noise_std), "given", method, {"Y": c})
     k = 0
     while k < T - 1 and lam[k] > wishart_edge(T, N, float(lam[k:].mean()), level):   # σ̂²_k = mean of eigenvalues beyond the top k
         k += 1
-    return k
+    var = float(lam[k:].mean())
+    return RankDecision(k, lam.numpy(), wishart_edge(T, N, var, level), math.sqrt(var) * c,
+                        f"mean of the {T - k} eigenvalues below the top {k} (sequential test)", method, {"Y": c})
+
+def predict_linear_rank(Y, noise_std: float | None = None, level: float = 0.99) -> int:
+    "Data-only estimate of r* from outputs `Y` (n, T, d): eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ above the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
+    return linear_rank_decision(Y, noise_std, level).rank
 
 # %% ../nbs/04_linear_surrogate.ipynb #77a0527d
 TABLE1_DEFAULTS = dict(n=256, T=16, d=12, r_star=3, noise_std=0.05, spectrum=None, ranks=tuple(range(1, 9)),

@@ -19,9 +19,9 @@ from threadpoolctl import threadpool_limits as _blas_threads        # one BLAS t
 
 # %% auto #0
 __all__ = ['TABLE4_PRESETS', 'TABLE5_PRESETS', 'SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit',
-           'bilinear_fit', 'noise_edge_of_fit', 'fit_rank', 'symmetric_features', 'lifted_fit',
-           'lifted_symmetric_tensor', 'leading_kernel_factor', 'fit_qk_kernel', 'predict_qk_rank', 'table4',
-           'softmax_linearised_fit', 'estimated_attention', 'log_attention_fit', 'observation_noise_edge',
+           'bilinear_fit', 'noise_edge_of_fit', 'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit',
+           'lifted_symmetric_tensor', 'leading_kernel_factor', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank',
+           'table4', 'softmax_linearised_fit', 'estimated_attention', 'log_attention_fit', 'observation_noise_edge',
            'softmax_route_ranks', 'table5']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
@@ -121,11 +121,16 @@ def noise_edge_of_fit(fit: KernelFit, alpha: float = 1e-3, draws: int = 32, seed
     lam_min = sla.eigh(fit.chol_white @ fit.chol_white.T, eigvals_only=True, subset_by_index=[0, 0])[0]
     return float(mean_top + fit.noise_std * math.sqrt(2 * math.log(1 / alpha) / lam_min))
 
-def fit_rank(fit: KernelFit, edge: float | None = None) -> int:
-    "Number of singular values of the whitened estimate above `edge` (default `noise_edge_of_fit`), never below machine precision."
+def fit_spectrum_and_edge(fit: KernelFit, edge: float | None = None):
+    "Singular values (descending) of the whitened estimate and the edge they are counted against: `edge` (default `noise_edge_of_fit`), never below machine precision."
     s = np.linalg.svd(fit.white, compute_uv=False)
     tau = noise_edge_of_fit(fit) if edge is None else edge
-    return int((s > max(tau, s[0] * max(fit.white.shape) * np.finfo(np.float64).eps)).sum())
+    return s, float(max(tau, s[0] * max(fit.white.shape) * np.finfo(np.float64).eps))
+
+def fit_rank(fit: KernelFit, edge: float | None = None) -> int:
+    "Number of singular values of the whitened estimate above `edge` (default `noise_edge_of_fit`), never below machine precision."
+    s, tau = fit_spectrum_and_edge(fit, edge)
+    return int((s > tau).sum())
 
 # %% ../nbs/06b_predictability.ipynb #59804500
 def symmetric_features(G: np.ndarray) -> np.ndarray:
@@ -165,8 +170,10 @@ def leading_kernel_factor(fit: KernelFit) -> np.ndarray:
     return U[:, 0].reshape(d, d)
 
 # %% ../nbs/06b_predictability.ipynb #fae35cf4
-def _qk_inputs(X, Y, V):
-    "Validate and convert the inputs of `predict_qk_rank`: X (n, T, d), Y (n, T, d_v), V (d, d_v) or None."
+from .spectral import RankDecision, power_of_two_scale
+
+def _qk_inputs(X, Y, V, noise_std=None):
+    "Validate and convert the inputs of `predict_qk_rank`: X (n, T, d), Y (n, T, d_v), V (d, d_v) or None, `noise_std` finite >= 0 or None."
     X, Y = _as_float64(X, "X"), _as_float64(Y, "Y")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, T, d); got {X.shape}")
     if Y.ndim != 3: raise ValueError(f"Y must have shape (n, T, d_v); got {Y.shape}")
@@ -175,12 +182,13 @@ def _qk_inputs(X, Y, V):
     if V is not None:
         V = _as_float64(V, "V")
         if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
+    if noise_std is not None and not (isinstance(noise_std, (int, float, np.integer, np.floating)) and math.isfinite(noise_std) and noise_std >= 0):
+        raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
     return X, Y, V
 
 def fit_qk_kernel(X, Y, V=None, noise_std: float | None = None) -> KernelFit:
     "The data-only kernel estimate for a linear-QK task: bilinear (V known) or lifted (V unknown) least squares."
-    X, Y, V = _qk_inputs(X, Y, V)
-    if noise_std is not None and not (math.isfinite(noise_std) and noise_std >= 0): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
+    X, Y, V = _qk_inputs(X, Y, V, noise_std)
     n, T, d = X.shape
     need = min_qk_samples(T, d, Y.shape[2], V is not None, noise_std is None)
     if n < need:
@@ -193,9 +201,21 @@ def fit_qk_kernel(X, Y, V=None, noise_std: float | None = None) -> KernelFit:
         if "singular" not in str(e): raise
         raise ValueError(f"{e} (n={n}; at least {need} are needed, and with T < d a few more, since each sample sees only a T-dim slice)") from None
 
+def qk_rank_decision(X, Y, V=None, noise_std: float | None = None) -> RankDecision:
+    "The data-only decision for r* = rank K of a linear-QK task: whitened kernel spectrum and its edge τ_0.001, each input divided by a power of two first; shapes as `predict_qk_rank`."
+    X, Y, V = _qk_inputs(X, Y, V, noise_std)
+    scales = {"X": power_of_two_scale(X), "Y": power_of_two_scale(Y)} | ({} if V is None else {"V": power_of_two_scale(V)})
+    sy = scales["Y"]
+    with _blas_threads(1):
+        fit = fit_qk_kernel(X / scales["X"], Y / sy, None if V is None else V / scales["V"], None if noise_std is None else noise_std / sy)
+        s, edge = fit_spectrum_and_edge(fit)
+    method = ("bilinear" if V is not None else "lifted (V unknown)") + " least squares, whitened kernel singular values, edge τ_0.001"
+    source = "given" if noise_std is not None else f"residuals of the least-squares fit ({fit.dof} degrees of freedom)"
+    return RankDecision(int((s > edge).sum()), s, edge, fit.noise_std * sy, source, method, scales)
+
 def predict_qk_rank(X, Y, V=None, noise_std: float | None = None) -> int:
     "Data-only estimate of r* = rank K for $Y = c(XKX^\\top)XV + E$: `X` (n, T, d), `Y` (n, T, d_v), `V` (d, d_v) or None (unknown); numpy or torch."
-    with _blas_threads(1): return fit_rank(fit_qk_kernel(X, Y, V, noise_std))
+    return qk_rank_decision(X, Y, V, noise_std).rank
 
 # %% ../nbs/06b_predictability.ipynb #f453669f
 TABLE4_PRESETS = {

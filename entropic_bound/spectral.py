@@ -14,7 +14,7 @@ from scipy import integrate, optimize
 # %% auto #0
 __all__ = ['TW1_QUANTILES', 'singular_values', 'effective_rank', 'energy_effective_rank', 'stable_rank', 'gavish_donoho_lambda',
            'marchenko_pastur_median', 'gavish_donoho_omega', 'noise_edge', 'rank_threshold', 'numerical_rank',
-           'wishart_edge', 'corrected_effective_rank', 'rank_profile']
+           'wishart_edge', 'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision']
 
 # %% ../nbs/03_spectral.ipynb #631ea81a
 def _validated(M, name: str = "M"):
@@ -149,18 +149,51 @@ def corrected_effective_rank(M, noise_std: float | None = None, kind: str = "sha
 
 def _corrected(s, shape, noise_std, kind, method="mp"):
     "Noise-corrected effective rank from singular values `s` (..., q) of matrices of `shape`."
-    keep = s > np.asarray(rank_threshold(s, shape, method, noise_std))[..., None]
+    return _masked_entropy_rank(s, s > np.asarray(rank_threshold(s, shape, method, noise_std))[..., None], kind)
+
+def _masked_entropy_rank(s, keep, kind):
+    "Effective rank (`kind`) of the singular values `s` (..., q) where `keep`; 0 where none is kept."
     w = np.where(keep, s, 0.0) / np.maximum(s[..., :1], np.finfo(np.float64).tiny)
     w = w**2 if kind == "energy" else w
     return np.where(keep.any(-1), _entropy_rank(np.where(keep.any(-1, keepdims=True), w, 1.0)), 0.0)
 
 # %% ../nbs/03_spectral.ipynb #ed5663d9
-def rank_profile(M, noise_std: float | None = None) -> dict:
-    "All measures of `M` `(..., m, n)`: shannon, energy, stable, numerical (`tol`), and with `noise_std` the MP-corrected ranks."
+def rank_profile(M, noise_std=None, rel_tol: float | None = None, spectrum: bool = False) -> dict:
+    "Every rank measure of `M` `(..., m, n)` from one SVD: shannon, energy, stable, numerical (`tol`); `rel_tol`: numerical_rel (singular values above rel_tol·s₁); `noise_std` (a number, or one per matrix `(...)`): the MP `edge` and numerical_mp, shannon_mp, energy_mp, stable_mp; `spectrum`: the singular values `s`."
     s, shape, device = _svd(M)                               # one SVD for every measure
     w = _normalised(s, "rank_profile")
     out = dict(shannon=_entropy_rank(w), energy=_entropy_rank(w**2), stable=(w**2).sum(-1), numerical=_count_above(s, shape))
+    if rel_tol is not None:
+        if not (np.isfinite(rel_tol) and 0 < rel_tol < 1): raise ValueError(f"rel_tol must lie in (0, 1); got {rel_tol}")
+        out["numerical_rel"] = (s > rel_tol * s[..., :1]).sum(-1).astype(np.int64)
     if noise_std is not None:
-        out.update(numerical_mp=_count_above(s, shape, "mp", noise_std), shannon_mp=_corrected(s, shape, noise_std, "shannon"),
-                   energy_mp=_corrected(s, shape, noise_std, "energy"))
+        sigma = np.asarray(noise_std, dtype=np.float64)
+        if not np.isfinite(sigma).all() or (sigma < 0).any(): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
+        edge = np.broadcast_to(sigma * (math.sqrt(shape[0]) + math.sqrt(shape[1])), s.shape[:-1])   # MP bulk edge per matrix
+        keep = s > edge[..., None]
+        out.update(edge=edge, numerical_mp=keep.sum(-1).astype(np.int64), shannon_mp=_masked_entropy_rank(s, keep, "shannon"),
+                   energy_mp=_masked_entropy_rank(s, keep, "energy"), stable_mp=np.where(keep, s**2, 0.0).sum(-1) / s[..., 0]**2)
+    if spectrum: out["s"] = s
     return {k: _like(v, device) for k, v in out.items()}
+
+# %% ../nbs/03_spectral.ipynb #5f15f84d
+from dataclasses import dataclass
+
+def power_of_two_scale(a) -> float:
+    "The power of two $2^k \\le \\operatorname{rms}(a) < 2^{k+1}$ of the entries of `a` (array or tensor; 1.0 if all zero or not finite): dividing by it is exact."
+    a = a.detach().to("cpu", torch.float64).numpy() if isinstance(a, torch.Tensor) else np.asarray(a, dtype=np.float64)
+    top = float(np.abs(a).max()) if a.size else 0.0
+    if not 0 < top < math.inf: return 1.0
+    rms = top * math.sqrt(float(np.mean((a / top) ** 2)))        # (a/top)² <= 1: no overflow, whatever the units
+    return math.ldexp(0.5, math.frexp(rms)[1])                    # rms = f·2^e, f in [0.5, 1)  ->  2^(e-1)
+
+@dataclass
+class RankDecision:
+    "A numerical rank and what decided it: `rank` values of `spectrum` (descending) lie above `edge`."
+    rank: int
+    spectrum: np.ndarray     # the values compared with the edge, computed on the inputs divided by `scales`
+    edge: float              # the noise edge that cut the spectrum, same units
+    noise_std: float         # σ of the observation noise in the units of the data (given or estimated)
+    noise_source: str        # "given", or how σ was estimated
+    method: str              # the rule that produced spectrum and edge
+    scales: dict             # input name -> the power of two it was divided by
