@@ -1,0 +1,83 @@
+"""Property tests of `entropic_bound.estimate`: units never decide r̂, bad input is refused naming the argument, the command fails cleanly."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from entropic_bound.estimate import estimate, estimate_main, load_samples
+from entropic_bound.linear import predict_linear_rank
+from entropic_bound.predict import predict_qk_rank
+from entropic_bound.tasks import linear_task, attention_task
+
+LIN = linear_task(200, 16, 12, 3, seed=0).Y.numpy()
+ATT = attention_task(60, T=10, d=6, r_star=2, kind="linear", seed=0)
+X, Y, V = ATT.X.numpy(), ATT.Y.numpy(), ATT.V.numpy()
+exponents = st.integers(min_value=-150, max_value=150)
+
+
+@settings(max_examples=25, deadline=None)
+@given(e=exponents, m=st.floats(1.0, 9.99))
+def test_token_mixing_rank_does_not_depend_on_units(e, m):
+    k = m * 10.0**e
+    assert estimate(Y=LIN * k, bootstrap=5).rank == 3
+    assert predict_linear_rank(LIN * k) == 3
+
+
+@settings(max_examples=20, deadline=None)
+@given(ex=exponents, ey=exponents, ev=st.integers(-100, 100))
+def test_linear_qk_rank_does_not_depend_on_units(ex, ey, ev):
+    a, b, v = 10.0**ex, 10.0**ey, 10.0**ev
+    assert predict_qk_rank(a * X[:3], b * Y[:3], v * V) == 2
+    assert estimate(a * X, b * Y, "linear-qk", v * V, bootstrap=3).rank == 2
+
+
+def test_estimate_matches_the_section_predictors():
+    assert estimate(Y=LIN, bootstrap=0).rank == predict_linear_rank(LIN)
+    assert estimate(X, Y, "linear-qk", None, bootstrap=0).rank == predict_qk_rank(X, Y)
+
+
+@pytest.mark.parametrize("kw, argument", [
+    (dict(Y=LIN + 0j), "Y"), (dict(Y=LIN.astype(object)), "Y"), (dict(Y=LIN[0]), "Y"), (dict(Y=LIN[:0]), "Y"),
+    (dict(Y=np.where(np.arange(LIN.size).reshape(LIN.shape) == 7, np.nan, LIN)), "Y"),
+    (dict(X=X[:5], Y=Y, kind="linear-qk"), "samples n"), (dict(X=X[:, :4], Y=Y, kind="linear-qk"), "sequence lengths T"),
+    (dict(X=X, Y=Y, V=V[:2], kind="linear-qk"), "V"), (dict(X=X + 1j, Y=Y, kind="linear-qk"), "X"),
+    (dict(Y=LIN, kind="cubic"), "kind"), (dict(Y=LIN, noise_std=float("nan")), "noise_std"), (dict(Y=LIN, bootstrap=1.5), "bootstrap"),
+])
+def test_bad_input_names_the_argument(kw, argument):
+    with pytest.raises(ValueError, match=argument):
+        estimate(**kw)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=5))
+def test_wrong_shapes_are_refused(shape):
+    a = np.ones(shape)
+    if a.ndim == 3 and a.size > 0: return
+    with pytest.raises(ValueError, match="Y"):
+        estimate(Y=a)
+
+
+def test_command_writes_record_and_figure(tmp_path):
+    np.savez(tmp_path / "s.npz", X=X, Y=Y, V=V)
+    assert estimate_main([str(tmp_path / "s.npz"), "--kind", "linear-qk", "--bootstrap", "5", "--out", str(tmp_path / "out")]) == 0
+    rec = json.loads((tmp_path / "out" / "estimate.json").read_text())
+    assert rec["rank"] == 2 and rec["status"] == "ok" and (tmp_path / "out" / "estimate.png").exists()
+
+
+@pytest.mark.parametrize("arrays", [dict(X=X), dict(Y=Y[..., None]), dict(Y=Y.astype(np.complex64)), dict(X=X[:3], Y=Y)])
+def test_command_bad_files_exit_2_and_write_nothing(tmp_path, capsys, arrays):
+    np.savez(tmp_path / "bad.npz", **arrays)
+    code = estimate_main([str(tmp_path / "bad.npz"), "--kind", "linear-qk", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("entropic-bound estimate: error:")
+    assert not (tmp_path / "out").exists()
+
+
+def test_pt_files_load_without_pickles(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save({"X": ATT.X, "Y": ATT.Y}, tmp_path / "s.pt")
+    assert np.array_equal(load_samples(tmp_path / "s.pt")["Y"], Y)
+    torch.save([1, 2], tmp_path / "list.pt")
+    with pytest.raises(ValueError, match="dict of tensors"):
+        load_samples(tmp_path / "list.pt")
