@@ -14,7 +14,8 @@ from scipy import integrate, optimize
 # %% auto #0
 __all__ = ['TW1_QUANTILES', 'singular_values', 'effective_rank', 'energy_effective_rank', 'stable_rank', 'gavish_donoho_lambda',
            'marchenko_pastur_median', 'gavish_donoho_omega', 'noise_edge', 'rank_threshold', 'numerical_rank',
-           'wishart_edge', 'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision']
+           'wishart_edge', 'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision',
+           'mp_noise_std', 'spike_count', 'mp_softrank']
 
 # %% ../nbs/03_spectral.ipynb #631ea81a
 def _validated(M, name: str = "M"):
@@ -197,3 +198,28 @@ class RankDecision:
     noise_source: str        # "given", or how σ was estimated
     method: str              # the rule that produced spectrum and edge
     scales: dict             # input name -> the power of two it was divided by
+
+# %% ../nbs/03_spectral.ipynb #6b05e7a4
+def mp_noise_std(M):
+    "Gavish–Donoho estimate of the entry noise σ of `M` `(..., m, n)` from its median singular value: $s_{med}/\sqrt{N\mu_\beta}$ -> `(...)`."
+    s, (m, n), device = _svd(M)
+    N, beta = max(m, n), min(m, n) / max(m, n)
+    return _like(np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)), device)
+
+def _mp_edge(s, shape, noise_std, level):
+    "Edge for singular values `s` (..., q) of matrices of `shape`: MP bulk edge, or its Tracy–Widom `level` quantile; σ estimated when None."
+    m, n = shape
+    N, beta = max(m, n), min(m, n) / max(m, n)
+    sigma = np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)) if noise_std is None else np.float64(_checked_noise_std(noise_std))
+    if level is None: return sigma * (math.sqrt(m) + math.sqrt(n))
+    return sigma * math.sqrt(N * wishart_edge(min(m, n), N, 1.0, level))       # largest singular value of noise = √(N λ_max)
+
+def spike_count(M, noise_std: float | None = None, level: float | None = None):
+    "Singular values of `M` `(..., m, n)` above the MP edge (σ estimated by `mp_noise_std` when None; Tracy–Widom quantile with `level`) -> int `(...)`."
+    s, shape, device = _svd(M)
+    return _like((s > np.asarray(_mp_edge(s, shape, noise_std, level))[..., None]).sum(-1).astype(np.int64), device)
+
+def mp_softrank(M, noise_std: float | None = None):
+    "MP soft rank $\\lambda_+/\\lambda_{max}$ = (MP edge / largest singular value)² of `M` `(..., m, n)`; σ estimated when None."
+    s, shape, device = _svd(M)
+    return _like(np.asarray(_mp_edge(s, shape, noise_std, None))**2 / np.maximum(s[..., 0], np.finfo(np.float64).tiny)**2, device)
