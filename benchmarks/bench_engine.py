@@ -15,7 +15,9 @@ import time
 
 import torch
 
-from entropic_bound.linear import TABLE1_DEFAULTS, excess_risk, task_moments, train_rank_sweep
+from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
+from entropic_bound.table1 import TABLE1
+from entropic_bound.train import cpu_threads
 from entropic_bound.tasks import linear_task
 
 FIXED_STEPS = 500
@@ -23,12 +25,12 @@ FIXED_STEPS = 500
 
 def bench(n_models: int, mode: str) -> dict:
     "Wall times of the loop over models and of the batched run for `n_models` (8 ranks per task) under step rule `mode`."
-    c = TABLE1_DEFAULTS
-    ranks = list(c["ranks"])
+    c = TABLE1.settings("quick")
+    ranks = list(c.ranks)
     seeds = list(range(n_models // len(ranks)))
-    steps, rtol = (c["sweep_steps"], 1e-7) if mode == "table1" else (FIXED_STEPS, 0.0)
-    train = lambda m, s, r: train_rank_sweep(m, r, s, c["sweep_init"], c["sweep_lr"], steps, rtol=rtol, progress=False)
-    tasks = [linear_task(c["n"], c["T"], c["d"], c["r_star"], c["spectrum"], c["noise_std"], seed=s) for s in seeds]
+    steps, rtol = (c.sweep_steps, 1e-7) if mode == "table1" else (FIXED_STEPS, 0.0)
+    train = lambda m, s, r: train_rank_sweep(m, r, s, c.sweep_init, c.sweep_lr, steps, rtol=rtol, progress=False)
+    tasks = [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in seeds]
     moments, singles = task_moments(tasks), [task_moments([t]) for t in tasks]   # data -> moments: not timed
     A_star = torch.stack([t.A for t in tasks]); V_star = torch.stack([t.V for t in tasks])
     t0 = time.perf_counter()
@@ -46,12 +48,15 @@ def bench(n_models: int, mode: str) -> dict:
                 batched_steps=int(res.steps.max()) * n_models, max_diff=(torch.stack(looped) - batched).abs().max().item())
 
 
-if __name__ == "__main__":
-    torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread; rank-sweep models of §4 (T=16, d=12, n=256)")
+def main():
+    print(f"torch {torch.__version__}, 1 thread; rank-sweep models of §4 (T=16, d=12, n=256)")
     print(f"{'rule':>6} {'models':>6} {'loop (s)':>9} {'batched (s)':>11} {'ratio':>6} {'model-steps loop':>16} {'batched':>8} {'max |Δexcess|':>13}")
     for mode in ("table1", "fixed"):
         for n_models in (8, 40):
             b = bench(n_models, mode)
             print(f"{b['mode']:>6} {b['models']:>6} {b['loop_s']:>9.2f} {b['batched_s']:>11.2f} {b['ratio']:>5.1f}x "
                   f"{b['loop_steps']:>16} {b['batched_steps']:>8} {b['max_diff']:>13.1e}")
+
+
+if __name__ == "__main__":
+    with cpu_threads("cpu"): main()

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from entropic_bound.reproduce import EXPERIMENTS, reproduce
+from entropic_bound.train import cpu_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import bench  # noqa: E402
@@ -41,8 +42,7 @@ def main():
         target = 60 if a.device == "cuda" else 600
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{sum(c['holds'] for c in claims)}/{len(claims)} claims hold")
-    torch.set_num_threads(1)
-    b = bench(40, "fixed")
+    with cpu_threads("cpu"): b = bench(40, "fixed")
     print(f"engine, side by side: 40 §4 models, fixed 500 steps, one thread: loop {b['loop_s']:.2f} s, "
           f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x")
 

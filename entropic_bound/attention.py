@@ -10,15 +10,14 @@ import math
 import numpy as np
 import torch
 
-from .tasks import attention_task, AttentionTask, ATTENTION
-from .train import train_batched, seeded_normal
-from .spectral import effective_rank, energy_effective_rank, stable_rank, singular_values
+from .tasks import attention_task, attention_mixing, AttentionTask, ATTENTION
+from .train import train_batched, seeded_normal, rank_mask
+from .spectral import effective_rank, energy_effective_rank, stable_rank, singular_values, rank_profile
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['TABLE3_PRESETS', 'ESTIMATOR_SCALES', 'init_students', 'student_kernel', 'student_outputs', 'kernel_dof',
-           'fit_students', 'kernel_ranks', 'subspace_overlap', 'linear_deficiency_bound', 'estimator_sweep', 'table3',
-           'deficiency_figure', 'spectra_figure', 'estimator_figure']
+__all__ = ['init_students', 'student_kernel', 'student_outputs', 'kernel_dof', 'fit_students', 'kernel_ranks', 'subspace_overlap',
+           'linear_deficiency_bound']
 
 # %% ../nbs/06a_attention_native.ipynb #3903aa88
 def init_students(seeds, ranks, d: int, d_v: int, init_scale: float = 0.01, dtype=torch.float32, device="cpu"):
@@ -26,7 +25,7 @@ def init_students(seeds, ranks, d: int, d_v: int, init_scale: float = 0.01, dtyp
     if len(seeds) != len(ranks): raise ValueError(f"need one seed per rank; got {len(seeds)} seeds, {len(ranks)} ranks")
     ranks_t = torch.as_tensor(list(ranks))
     if ((ranks_t < 0) | (ranks_t > d)).any(): raise ValueError(f"ranks must lie in 0..d={d}; got {list(ranks)}")
-    mask = (torch.arange(d)[None, :] < ranks_t[:, None]).to(device=device, dtype=dtype)[:, None, :]  # m_b: (B, 1, d)
+    mask = rank_mask(ranks_t, d, dtype, device)[:, None, :]            # m_b: (B, 1, d)
     draw = lambda shape, stream: seeded_normal(seeds, shape, init_scale, device=device, dtype=dtype, stream=stream)
     return dict(WQ=draw((d, d), 1) * mask, WK=draw((d, d), 2) * mask, V=draw((d, d_v), 3)), mask
 
@@ -40,8 +39,7 @@ def student_outputs(params: dict, mask: torch.Tensor, softmax: torch.Tensor, X: 
     B, n, T, d = X.shape
     K = student_kernel(params, mask)                                    # (B, d, d)
     Xf = X.reshape(B, n * T, d)
-    S = (Xf @ K).view(B, n, T, d) @ X.transpose(-1, -2)                 # S_ts = x_t^T K x_s: (B, n, T, T)
-    A = torch.where(softmax.view(B, 1, 1, 1), torch.softmax(S / math.sqrt(d), dim=-1), S / T)
+    A = attention_mixing(X, K, softmax)                        # the teachers' mixing, per student's kind: (B, n, T, T)
     return A @ (Xf @ params["V"]).view(B, n, T, -1)                     # sum_s A_ts (x_s^T V): (B, n, T, d_v)
 
 # %% ../nbs/06a_attention_native.ipynb #21fbec25
@@ -72,10 +70,9 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
 
 # %% ../nbs/06a_attention_native.ipynb #ba3d27f1
 def kernel_ranks(K) -> dict:
-    "Scale-invariant ranks of kernels `K` (..., d, d): Shannon, energy effective rank and stable rank, float64 arrays (...)."
-    K = torch.as_tensor(K).detach().cpu().to(torch.float64)
-    return dict(shannon=effective_rank(K).cpu().numpy(), energy=energy_effective_rank(K).cpu().numpy(),
-                stable=stable_rank(K).cpu().numpy())
+    "Scale-invariant ranks of kernels `K` (..., d, d) — Shannon, energy effective rank and stable rank, float64 arrays (...) — from §3's `rank_profile`."
+    p = rank_profile(torch.as_tensor(K).detach().cpu().to(torch.float64).numpy())
+    return dict(shannon=p["shannon"], energy=p["energy"], stable=p["stable"])
 
 def subspace_overlap(K, K_star, r: int) -> np.ndarray:
     "Mean squared cosine of the principal angles between the top-`r` singular subspaces of `K` and `K_star` (..., d, d), both sides."
@@ -91,173 +88,3 @@ def linear_deficiency_bound(Y_clean: torch.Tensor, r: int) -> float:
     if Y_clean.dim() != 3: raise ValueError(f"Y_clean must be (n, T, d_v); got shape {tuple(Y_clean.shape)}")
     s = torch.linalg.svdvals(Y_clean.to(torch.float64))                  # (n, min(T, d_v))
     return float(s[:, r:].pow(2).sum(-1).mean())
-
-# %% ../nbs/06a_attention_native.ipynb #f454b22b
-TABLE3_PRESETS = {
-    "quick": dict(r_stars=(1, 2, 3, 4), n=128, n_test=256, steps=1000, full_sweep=(3,),
-                  estimator_n=(64,), estimator_noise=(0.05, 0.2, 0.5), estimator_seeds=1),
-    "paper": dict(r_stars=(1, 2, 3, 4), n=256, n_test=1000, steps=3000, full_sweep=(1, 2, 3, 4),
-                  estimator_n=(64, 256, 512), estimator_noise=(0.05, 0.2, 0.5), estimator_seeds=2),
-}
-ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
-
-def _student_ranks(r_star: int, d: int, full: bool) -> list:
-    "Ranks trained for one teacher: r*-1 and r* (or 0..r*+1 when `full`), then the over-parameterised d."
-    low = list(range(0, min(r_star + 1, d) + 1)) if full else [r_star - 1, r_star]
-    return low + ([d] if d not in low else [])
-
-def _spread(values, digits: int = 3) -> str:
-    "'mean [min, max]' of per-seed `values`."
-    v = np.asarray(values, dtype=np.float64)
-    return f"{v.mean():.{digits}g} [{v.min():.{digits}g}, {v.max():.{digits}g}]"
-
-# %% ../nbs/06a_attention_native.ipynb #e1867169
-def estimator_sweep(seeds=(0,), device="cpu", progress=None, r_star: int = 3, n_values=(64, 256), noise_values=(0.05, 0.5),
-                    scales=ESTIMATOR_SCALES, n_test: int = 256, T: int = 16, d: int = 12, init_scale: float = 0.01,
-                    lr: float = 0.02, steps: int = 1000, rtol: float = 1e-5, dtype=torch.float32) -> list:
-    "Kernel ranks of over-parameterised students across kind × kernel scale × noise × n; one row per setting (mean over `seeds`)."
-    rows = []
-    for n in n_values:
-        specs = [(kind, c, sigma, s) for kind, c in scales for sigma in noise_values for s in seeds]
-        tasks = [attention_task(n + n_test, T, d, r_star, kind, sigma, kernel_scale=c, seed=s, device=device) for kind, c, sigma, s in specs]
-        fit = fit_students(tasks, [d] * len(specs), n, [s for *_, s in specs], init_scale, lr, steps, rtol,
-                           dtype=dtype, progress=progress, desc=f"estimator sweep n={n}")
-        ranks = kernel_ranks(fit["K"])
-        for kind, c in scales:
-            for sigma in noise_values:
-                idx = [i for i, sp in enumerate(specs) if sp[:3] == (kind, c, sigma)]
-                floor = tasks[idx[0]].noise_floor
-                rows.append(dict(kind=kind, c=c, sigma=sigma, n=n, sigma_over_sqrt_n=sigma / math.sqrt(n),
-                                 shannon=float(ranks["shannon"][idx].mean()), energy=float(ranks["energy"][idx].mean()),
-                                 stable=float(ranks["stable"][idx].mean()),
-                                 overlap=float(subspace_overlap(fit["K"][idx], torch.stack([tasks[i].K for i in idx]), r_star).mean()),
-                                 excess_over_floor=float((fit["excess"][idx] / floor).mean())))
-    return rows
-
-# %% ../nbs/06a_attention_native.ipynb #4211f94b
-def table3(seeds=(0, 1, 2), device="cpu", progress=None, r_stars=(1, 2, 3, 4), kinds=("linear", "softmax"), n: int = 128,
-           n_test: int = 256, T: int = 16, d: int = 12, noise_std: float = 0.05, full_sweep=(3,), init_scale: float = 0.01,
-           lr: float = 0.02, steps: int = 1000, rtol: float = 1e-5, dtype: str = "float32", estimator_n=(64, 256),
-           estimator_noise=(0.05, 0.5), estimator_seeds: int | None = 1, estimator_scales=ESTIMATOR_SCALES) -> ExperimentResult:
-    "Table 3: rank-r students of attention teachers (both kinds, every r*, every seed), two batches; deficiency, achievability, recovery."
-    seeds, dt = tuple(int(s) for s in seeds), getattr(torch, dtype)
-    if not seeds: raise ValueError("need at least one seed")
-    specs = [(kind, rs, s, r) for kind in kinds for rs in r_stars for s in seeds for r in _student_ranks(rs, d, rs in full_sweep)]
-    tasks = {(kind, rs, s): attention_task(n + n_test, T, d, rs, kind, noise_std, seed=s, device=device)
-             for kind, rs, s, _ in specs}
-    floor = noise_std**2 * T * d
-    ex, K_hat, converged, longest = {}, {}, [], 0
-    for group in ([sp for sp in specs if sp[3] < d], [sp for sp in specs if sp[3] == d]):   # rank-limited, then over-parameterised
-        if not group: continue
-        fit = fit_students([tasks[sp[:3]] for sp in group], [sp[3] for sp in group], n, [sp[2] for sp in group],
-                           init_scale, lr, steps, rtol, dtype=dt, progress=progress, desc="table3 students")
-        ex.update({sp: float(fit["excess"][i]) / floor for i, sp in enumerate(group)})          # clean excess / floor
-        K_hat.update({sp: fit["K"][i].cpu() for i, sp in enumerate(group)})
-        converged += fit["converged"].tolist(); longest = max(longest, int(fit["steps"].max()))
-    rate = {(kind, rs): kernel_dof(d, d, rs, kind) / (n * T * d) for kind in kinds for rs in r_stars}   # sigma^2 dof/n / floor
-
-    rows, claims, recovery, sweep, per_r, spectra = [], [], {}, {}, {}, {}
-    for kind in kinds:
-        per_r[kind], spectra[kind] = {}, {}
-        for rs in r_stars:
-            over = [K_hat[(kind, rs, s, d)] for s in seeds]
-            rk = kernel_ranks(torch.stack(over))
-            K_star = torch.stack([tasks[(kind, rs, s)].K.cpu() for s in seeds])
-            bound = ([linear_deficiency_bound(tasks[(kind, rs, s)].Y_clean[n:].cpu(), rs - 1) / floor for s in seeds]
-                     if kind == "linear" else None)
-            rows.append({"kind": kind, "r*": rs,
-                         "excess r*-1 / floor": _spread([ex[(kind, rs, s, rs - 1)] for s in seeds]),
-                         "Prop. 1 bound / floor": "—" if bound is None else f"{np.mean(bound):.3g}",
-                         "excess r* / floor": _spread([ex[(kind, rs, s, rs)] for s in seeds]),
-                         "σ²dof/n / floor": f"{rate[(kind, rs)]:.3g}",
-                         "excess d / floor": _spread([ex[(kind, rs, s, d)] for s in seeds]),
-                         "energy R̃_eff(K̂)": _spread(rk["energy"]), "Shannon R_eff(K̂)": _spread(rk["shannon"]),
-                         "stable rank(K̂)": _spread(rk["stable"]),
-                         "overlap": f"{subspace_overlap(torch.stack(over), K_star, rs).mean():.4f}",
-                         "‖K̂‖/‖K*‖": _spread((torch.stack(over).norm(dim=(-1, -2)) / K_star.norm(dim=(-1, -2))).numpy())})
-            ranks = sorted({sp[3] for sp in specs if sp[:2] == (kind, rs)})
-            per_r[kind][str(rs)] = dict(r=ranks, excess_over_floor=[[ex[(kind, rs, s, r)] for s in seeds] for r in ranks])
-            spectra[kind][str(rs)] = (singular_values(torch.stack(over)) / singular_values(torch.stack(over))[:, :1]).tolist()
-        rs_rep = full_sweep[0] if full_sweep and full_sweep[0] in r_stars else r_stars[-1]
-        rep = per_r[kind][str(rs_rep)]
-        sweep[kind] = dict(r=[r for r in rep["r"] if r < d], r_star=int(rs_rep),
-                           excess_over_floor=[float(np.mean(v)) for r, v in zip(rep["r"], rep["excess_over_floor"]) if r < d])
-
-        deficiency = [min(ex[sp] for sp in specs if sp[0] == kind and sp[2] == s and sp[3] < sp[1]) for s in seeds]
-        achieve = [max(ex[(kind, rs, s, rs)] for rs in r_stars) for s in seeds]
-        err = {m: [np.mean([abs(float(kernel_ranks(K_hat[(kind, rs, s, d)])[m]) - rs) for rs in r_stars]) for s in seeds]
-               for m in ("energy", "shannon")}
-        recovery[kind] = float(np.mean(err["energy"]))
-        claims += [
-            claim_over_seeds(f"t3.{kind}.deficiency", "§6", f"{kind} attention: a head of kernel rank r < r* has clean excess risk of at least one noise floor",
-                             deficiency, 1.0, ">=", paper="deficiency restored"),
-            claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
-                             achieve, 2 * max(rate[(kind, rs)] for rs in r_stars), "<=", paper="achievability restored"),
-            claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank rounds to r*",
-                             err["energy"], 0.5, "<=", paper="recovery restored")]
-        if kind == "softmax":
-            claims.append(claim_over_seeds("t3.energy_robust", "§6", "softmax attention: the energy effective rank of the learned kernel errs less than the Shannon one",
-                                           np.array(err["energy"]) / np.array(err["shannon"]), 1.0, "<=", paper="energy rank is the robust estimator"))
-
-    est_seeds = seeds if estimator_seeds is None else seeds[:estimator_seeds]
-    estimators = estimator_sweep(est_seeds, device, progress, 3 if 3 in r_stars else r_stars[-1], estimator_n, estimator_noise,
-                                 estimator_scales, n_test, T, d, init_scale, lr, steps, rtol, dt) if estimator_n else []
-    extra = dict(sweep=sweep, recovery=recovery, noise_floor=floor, n=n, excess_vs_r=per_r, spectra=spectra, estimators=estimators,
-                 converged=float(np.mean(converged)), max_steps_taken=longest, students=len(specs))
-    figures = dict(table3_deficiency=deficiency_figure(per_r, rate, d), table3_spectra=spectra_figure(spectra))
-    if estimators: figures["table3_estimators"] = estimator_figure(estimators)
-    return ExperimentResult("table3", rows, claims, figures, extra)
-
-# %% ../nbs/06a_attention_native.ipynb #e469b1e1
-def deficiency_figure(per_r: dict, rate: dict, d: int):
-    "Excess / floor against kernel rank r, one curve per r*, a panel per kind (seed spread as error bars)."
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(per_r), figsize=(5.2 * len(per_r), 3.6), sharey=True, squeeze=False)
-    for ax, (kind, curves) in zip(axes[0], per_r.items()):
-        top = max(r for c in curves.values() for r in c["r"] if r < d) + 1.5
-        for j, (rs, c) in enumerate(curves.items()):
-            x = np.array([r if r < d else top for r in c["r"]], dtype=float) + 0.06 * (j - 1.5)
-            v = np.maximum(np.array(c["excess_over_floor"]), 1e-6)                # (ranks, seeds)
-            mean = v.mean(1)
-            ax.errorbar(x, mean, yerr=[mean - v.min(1), v.max(1) - mean], marker="o", ms=4, capsize=2, label=f"r* = {rs}")
-            ax.hlines(rate[(kind, int(rs))], int(rs) - 0.3, top + 0.3, colors=f"C{j}", linestyles=":", lw=0.8)
-        ax.axhline(1.0, color="k", lw=0.8, ls="-.", label="noise floor")
-        ax.set_yscale("log"); ax.set_xticks(list(range(int(top))) + [top]); ax.set_xticklabels([str(i) for i in range(int(top))] + [f"d={d}"])
-        ax.set(xlabel="kernel rank r of the student", title=f"{kind} attention")
-    axes[0, 0].set_ylabel("clean excess risk / noise floor"); axes[0, -1].legend(fontsize=7, loc="center right")
-    fig.suptitle("Deficiency below r*, achievability at r* (dotted: σ²·dof/n), over-parameterised at r = d", fontsize=10)
-    fig.tight_layout(); plt.close(fig)
-    return fig
-
-def spectra_figure(spectra: dict):
-    "Normalised singular values of the over-parameterised students' kernels, one curve per r* (mean over seeds), a panel per kind."
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(spectra), figsize=(5.2 * len(spectra), 3.4), sharey=True, squeeze=False)
-    for ax, (kind, by_r) in zip(axes[0], spectra.items()):
-        for j, (rs, s) in enumerate(by_r.items()):
-            s = np.asarray(s)                                                     # (seeds, d)
-            ax.semilogy(np.arange(1, s.shape[1] + 1), s.mean(0), "o-", ms=3, color=f"C{j}", label=f"r* = {rs}")
-            ax.axvline(int(rs) + 0.5, color=f"C{j}", lw=0.6, ls=":")
-        ax.set(xlabel="index i", title=f"{kind} attention: learned kernel spectrum")
-    axes[0, 0].set_ylabel("σ_i(K̂) / σ_1(K̂)"); axes[0, -1].legend(fontsize=7)
-    fig.tight_layout(); plt.close(fig)
-    return fig
-
-def estimator_figure(rows: list):
-    "Shannon vs energy effective-rank error of over-parameterised students against σ/√n, per kind and kernel scale."
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10.4, 3.6), sharex=True)
-    configs = list(dict.fromkeys((r["kind"], r["c"]) for r in rows))
-    r_star = round(np.median([r["energy"] for r in rows]))
-    for j, (kind, c) in enumerate(configs):
-        sel = sorted((r for r in rows if (r["kind"], r["c"]) == (kind, c)), key=lambda r: r["sigma_over_sqrt_n"])
-        x = [r["sigma_over_sqrt_n"] for r in sel]
-        style = dict(marker="o" if kind == "softmax" else "s", ls="-" if kind == "softmax" else "--", color=f"C{j}", label=f"{kind}, c = {c:g}")
-        axes[0].loglog(x, [max(abs(r["shannon"] - r_star), 1e-6) for r in sel], **style)
-        axes[1].loglog(x, [max(abs(r["energy"] - r_star), 1e-6) for r in sel], **style)
-    axes[0].set(xlabel="σ / √n", ylabel="|R_eff(K̂) − r*|", title="Shannon effective rank: first order")
-    axes[1].set(xlabel="σ / √n", ylabel="|R̃_eff(K̂) − r*|", title="energy effective rank: second order")
-    from matplotlib.ticker import NullFormatter
-    for ax in axes: ax.xaxis.set_minor_formatter(NullFormatter())
-    axes[1].legend(fontsize=7); fig.tight_layout(); plt.close(fig)
-    return fig

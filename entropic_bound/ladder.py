@@ -9,17 +9,14 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.figure import Figure
 
-from .spectral import effective_rank, energy_effective_rank, singular_values
-from .tasks import linear_task
-from .train import seeded_normal, train_batched, cpu_threads
+from .tasks import linear_task, attention_mixing
+from .train import seeded_normal, train_batched, rank_mask
 from .report import Claim, ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['LADDER', 'TABLE2_PRESETS', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'token_mixing',
-           'ladder_forward', 'permutation_average', 'permutation_bound', 'heldout_excess', 'fit_ladder_class',
-           'relative_numerical_rank', 'rank_measures', 'table2']
+__all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'token_mixing', 'ladder_forward',
+           'permutation_average', 'permutation_bound', 'heldout_excess', 'fit_ladder_class']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -84,8 +81,7 @@ def ladder_params(cls: str, seeds, R: int, T: int = 16, d: int = 12, ffn: int = 
 # %% ../nbs/05_ladder.ipynb #3589be84
 def _masked(W: torch.Tensor, ranks: torch.Tensor) -> torch.Tensor:
     "Zero the columns j >= ranks[b] of W (B, a, R)."
-    keep = torch.arange(W.shape[-1], device=W.device) < ranks.view(-1, 1)       # (B, R)
-    return W * keep[:, None, :].to(W.dtype)
+    return W * rank_mask(ranks, W.shape[-1], W.dtype, W.device)[:, None, :]
 
 def _per_model(H: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     "Each model's linear map on the last axis: H (B, ..., a) @ W (B, a, b) -> (B, ..., b), as one batched matmul."
@@ -113,8 +109,7 @@ def token_mixing(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor) -
     K = static_kernel(cls, params, ranks)
     if cls == "B0": return K[:, None].expand(B, n, T, T)
     _, Z = _attention_inputs(cls, params, X)
-    L = _per_model(Z, K) @ Z.transpose(-1, -2)                  # L_ts = z_t^T K z_s, (B, n, T, T)
-    return L / T if cls in ("B1", "B1c") else torch.softmax(L / math.sqrt(d), -1)
+    return attention_mixing(Z, K, "linear" if cls in ("B1", "B1c") else "softmax")   # (B, n, T, T)
 
 def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor, gram: torch.Tensor | None = None) -> torch.Tensor:
     "Prediction of each model: X (B, n, T, d), ranks (B,) -> Ŷ (B, n, T, d); `gram` = XᵀX (B, n, d, d) may be passed for B1/B1c."
@@ -126,7 +121,7 @@ def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor,
         G = X.transpose(-1, -2) @ X if gram is None else gram
         return (_per_model(X, K) @ _per_model(G, params["V"])) / T
     H, Z = _attention_inputs(cls, params, X)
-    S = torch.softmax(_per_model(Z, K) @ Z.transpose(-1, -2) / math.sqrt(d), -1)   # attention over keys, (B, n, T, T)
+    S = attention_mixing(Z, K, "softmax")               # attention over keys, (B, n, T, T)
     if cls == "B2": return S @ _per_model(Z, params["V"])
     H = H + S @ _per_model(Z, params["Wv"])                      # attention sublayer with residual
     F = torch.relu(_per_model(_layer_norm(H), params["W1"]) + params["b1"][:, None, None])
@@ -173,140 +168,3 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     loss = lambda p: (ladder_forward(cls, p, X, rk, gram) - Y).pow(2).sum((-1, -2)).mean(-1)     # per-model risk, (B,)
     res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""))
     return res, rk
-
-# %% ../nbs/05_ladder.ipynb #814ef729
-def relative_numerical_rank(M, rel_tol: float = 1e-2) -> np.ndarray:
-    "Number of singular values of M (..., m, n) above `rel_tol` times the largest -> int (...)."
-    s = singular_values(M.detach().cpu().double().numpy() if isinstance(M, torch.Tensor) else M)
-    return (s > rel_tol * s[..., :1]).sum(-1)
-
-def rank_measures(M) -> dict:
-    "Shannon and energy effective rank and relative numerical rank of M (..., m, n), each (...)."
-    a = M.detach().cpu().double().numpy() if isinstance(M, torch.Tensor) else np.asarray(M, dtype=np.float64)
-    return dict(shannon=effective_rank(a), energy=energy_effective_rank(a), numerical=relative_numerical_rank(a))
-
-# %% ../nbs/05_ladder.ipynb #6cf937a8
-TABLE2_PRESETS = {"quick": dict(r_stars=(1, 2, 3, 4), n=256, n_test=4096, steps=500, pos_steps=1500),
-                  "paper": dict(r_stars=(1, 2, 3, 4), n=256, n_test=8192, steps=800, pos_steps=2500)}
-
-_MIXING = {"B0": "A X V, A = PQᵀ", "B1": "(XW_Q)(XW_K)ᵀXV/T", "B1c": "(XKXᵀ)XV/T, K full", "B2": "softmax((XW_Q)(XW_K)ᵀ/√d)XV",
-           "B3": "pre-LN block, residual, FFN", "B3+pos": "B3 + learned positions"}
-
-# %% ../nbs/05_ladder.ipynb #ec8f55e5
-def _measure_class(cls: str, data: LadderData, res, rk: torch.Tensor) -> dict:
-    "Achievability (first M models) and recovery (last M models) measurements of one trained class."
-    M = len(data.seeds)
-    half = lambda sl: {k: v[sl] for k, v in res.params.items()}
-    ach, rec = half(slice(0, M)), half(slice(M, 2 * M))
-    signal = data.signal.numpy()
-    exc = heldout_excess(cls, ach, data.X_test, data.Y_test, rk[:M])                          # (M, n_test)
-    with torch.no_grad():
-        Ybar = permutation_average(data.A).to(data.X.dtype)[:, None] @ data.X_test @ data.V.to(data.X.dtype)[:, None]
-        dist = (ladder_forward(cls, ach, data.X_test, rk[:M]) - Ybar).pow(2).sum((-1, -2)).double().mean(1).numpy()
-        kernel = rank_measures(static_kernel(cls, rec, rk[M:]))
-        mixing = rank_measures(token_mixing(cls, rec, data.X_test[:, :64], rk[M:]))
-    realised = {k: np.asarray(v, dtype=np.float64).reshape(M, -1).mean(1) for k, v in mixing.items()}
-    over = heldout_excess(cls, rec, data.X_test, data.Y_test, rk[M:]).mean(1).numpy() / signal
-    return dict(rel=exc.mean(1).numpy() / signal, se=exc.std(1).numpy() / math.sqrt(exc.shape[1]) / signal,
-                dist=dist / signal, kernel=kernel, realised=realised, rel_over=over, steps=res.steps.tolist())
-
-# %% ../nbs/05_ladder.ipynb #4d1a1635
-def _ladder_figure(rel: dict, spread: dict, bound: float, pos_bound: float) -> Figure:
-    "Figure 1 of §5: relative excess per class with [min, max] bars, and the permutation bound."
-    fig = Figure(figsize=(6.2, 3.4)); ax = fig.subplots()
-    names = list(rel)
-    y = np.array([rel[c] for c in names])
-    err = np.array([[y[i] - spread[c][0], spread[c][1] - y[i]] for i, c in enumerate(names)]).T
-    colors = ["tab:green"] + ["tab:red"] * (len(names) - 2) + ["tab:blue"]
-    ax.bar(names, y, yerr=err, color=colors, capsize=3, alpha=0.8)
-    ax.axhline(bound, color="k", ls="--", lw=1, label=f"permutation bound {bound:.3f}")
-    for i, v in enumerate(y): ax.text(i, v + 0.03, f"{v:.3g}", ha="center", fontsize=7)
-    ax.set(ylabel="relative excess (0 achieves, 1 learns nothing)", ylim=(0, 1.2),
-           title="Interpolation ladder: excess at r = r*, clean held-out targets")
-    ax.legend(fontsize=7, loc="center left"); fig.tight_layout()
-    return fig
-
-def _kernel_rank_figure(r_stars: list, per_class: dict, target: np.ndarray) -> Figure:
-    "Static-kernel energy effective rank after over-parameterised training, against r*."
-    fig = Figure(figsize=(5.2, 3.4)); ax = fig.subplots()
-    rs = sorted(set(r_stars)); r_arr = np.asarray(r_stars)
-    ax.plot(rs, [target[r_arr == r].mean() for r in rs], "k--", lw=1, label="target A* (energy rank)")
-    for cls, vals in per_class.items():
-        m = [vals[r_arr == r].mean() for r in rs]
-        lo = [m[i] - vals[r_arr == r].min() for i, r in enumerate(rs)]; hi = [vals[r_arr == r].max() - m[i] for i, r in enumerate(rs)]
-        ax.errorbar(rs, m, yerr=[lo, hi], marker="o", capsize=3, label=cls)
-    ax.set(xlabel="intrinsic rank r*", ylabel="static kernel energy eff. rank", xticks=rs,
-           title="Recovery: the static kernel does not track r*")
-    ax.legend(fontsize=7); fig.tight_layout()
-    return fig
-
-# %% ../nbs/05_ladder.ipynb #b990a6f9
-def table2(seeds=(0, 1, 2), device="cpu", progress=None, r_stars=(1, 2, 3, 4), n: int = 256, n_test: int = 4096, steps: int = 500,
-           pos_steps: int = 1500, pos_r_star: int = 3, lr: float = 1e-2, rtol: float = 1e-4, achieve_init: float = 0.1,
-           recover_init: float = 1e-3, ffn: int = 24, T: int = 16, d: int = 12, noise_std: float = 0.05, dtype=torch.float32) -> ExperimentResult:
-    "Table 2: achievability and recovery of the ladder B0, B1, B1c, B2, B3 on the §4 task, over seeds × r_stars."
-    with cpu_threads(device):
-        return _table2(seeds, device, progress, r_stars, n, n_test, steps, pos_steps, pos_r_star, lr, rtol, achieve_init,
-                       recover_init, ffn, T, d, noise_std, dtype)
-
-def _table2(seeds, device, progress, r_stars, n, n_test, steps, pos_steps, pos_r_star, lr, rtol, achieve_init,
-            recover_init, ffn, T, d, noise_std, dtype) -> ExperimentResult:
-    "The body of `table2`."
-    seeds = [int(s) for s in seeds]
-    if not seeds: raise ValueError("need at least one seed")
-    if pos_r_star not in r_stars: raise ValueError(f"pos_r_star={pos_r_star} must be one of r_stars={tuple(r_stars)}")
-    data = ladder_data(seeds, r_stars, n, n_test, T, d, noise_std, dtype, device)
-    M, signal = len(data.seeds), data.signal.numpy()
-    bound = permutation_bound(data.A, data.V).numpy() / signal                              # relative bound per task, (M,)
-    target = energy_effective_rank(data.A.numpy())
-    out = {}
-    for cls in LADDER:
-        full = T if cls == "B0" else d
-        res, rk = fit_ladder_class(cls, data, [data.r_stars, [full] * M], [achieve_init, recover_init], steps, lr, rtol, ffn, progress=progress)
-        out[cls] = _measure_class(cls, data, res, rk)
-    # B3 with a learned positional embedding, at r* = pos_r_star: not equivariant, so not bound by (5.3)
-    idx = [i for i, r in enumerate(data.r_stars) if r == pos_r_star]
-    pdata = data.subset(idx)
-    pres, prk = fit_ladder_class("B3", pdata, [[d] * len(idx)], [achieve_init], pos_steps, lr, 0.0, ffn, positional=True, progress=progress)
-    pexc = heldout_excess("B3", pres.params, pdata.X_test, pdata.Y_test, prk)
-    pos = dict(rel=pexc.mean(1).numpy() / signal[idx], se=pexc.std(1).numpy() / math.sqrt(n_test) / signal[idx],
-               bound=bound[idx], seeds=pdata.seeds, r_star=pos_r_star, steps=pres.steps.tolist())
-    # thresholds
-    k_r = np.array([r * (2 * T - r) + d * d for r in data.r_stars])
-    b0_threshold = float(2 * np.mean(noise_std**2 * k_r / n / signal))
-    claims = [claim_over_seeds("t2.B0", "5", "B0 (A X V, rank r*) achieves: relative excess within 2x the estimation scale σ²k_r/n",
-                               out["B0"]["rel"], b0_threshold, "<=", paper="achieves")]
-    for cls in LADDER[1:]:
-        se_mean = float(np.sqrt((out[cls]["se"] ** 2).sum()) / M)
-        claims.append(claim_over_seeds(f"t2.{cls}", "5", f"{cls} fails: relative excess at r = r* sits on the permutation bound "
-                                       f"(learns at most ||Ā||²/||A*||² of the signal)", out[cls]["rel"],
-                                       float(bound.mean() - 3 * se_mean), ">=", paper="fails (input conditioning)"))
-    rng = lambda v: " ".join(f"{np.mean(v[np.asarray(data.r_stars) == r]):.2f}" for r in r_stars)
-    rows = []
-    for cls in LADDER:
-        o = out[cls]
-        rows.append({"class": cls, "token mixing": _MIXING[cls], "rel. excess": float(o["rel"].mean()), "min": float(o["rel"].min()),
-                     "max": float(o["rel"].max()), "perm. bound": float(bound.mean()),
-                     "kernel R̃_eff, r*=" + ",".join(map(str, r_stars)): rng(o["kernel"]["energy"]),
-                     "kernel gap to R̃_eff(A*)": float(np.abs(o["kernel"]["energy"] - target).mean()),
-                     "kernel num. rank": float(np.mean(o["kernel"]["numerical"])), "realised R̃_eff": float(o["realised"]["energy"].mean())})
-    rows.append({"class": "B3+pos", "token mixing": _MIXING["B3+pos"] + f" (r*={pos_r_star})", "rel. excess": float(pos["rel"].mean()),
-                 "min": float(pos["rel"].min()), "max": float(pos["rel"].max()), "perm. bound": float(pos["bound"].mean()),
-                 **{k: "—" for k in list(rows[0])[6:]}})
-    recovery_rows = [{"class": cls, "r*": r, "target R̃_eff(A*)": float(target[m].mean()),
-                      **{f"kernel {k}": float(np.mean(out[cls]["kernel"][k][m])) for k in ("shannon", "energy", "numerical")},
-                      **{f"realised {k}": float(out[cls]["realised"][k][m].mean()) for k in ("shannon", "energy", "numerical")},
-                      "over-param. rel. excess": float(out[cls]["rel_over"][m].mean())}
-                     for cls in LADDER for r in r_stars for m in [np.asarray(data.r_stars) == r]]
-    rel = {cls: float(out[cls]["rel"].mean()) for cls in LADDER}
-    pname = f"B3+pos\n(r*={pos_r_star})"
-    figures = {"table2_ladder": _ladder_figure({**rel, pname: float(pos["rel"].mean())},
-                                               {**{c: (out[c]["rel"].min(), out[c]["rel"].max()) for c in LADDER}, pname: (pos["rel"].min(), pos["rel"].max())},
-                                               float(bound.mean()), float(pos["bound"].mean())),
-               "table2_kernel_rank": _kernel_rank_figure(data.r_stars, {c: np.asarray(out[c]["kernel"]["energy"]) for c in LADDER}, target)}
-    extra = dict(relative_excess=rel, permutation_bound=float(bound.mean()), permutation_bound_per_task=bound.tolist(),
-                 tasks=list(zip(data.seeds, data.r_stars)), per_class=out, positional=pos, recovery_rows=recovery_rows,
-                 target_energy_rank=target.tolist(), signal=signal.tolist(),
-                 settings=dict(seeds=seeds, r_stars=list(r_stars), n=n, n_test=n_test, steps=steps, pos_steps=pos_steps, lr=lr, rtol=rtol,
-                               achieve_init=achieve_init, recover_init=recover_init, ffn=ffn, T=T, d=d, noise_std=noise_std))
-    return ExperimentResult("table2", rows, claims, figures, extra)

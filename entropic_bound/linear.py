@@ -12,18 +12,16 @@ import torch
 
 from matplotlib.figure import Figure
 
-from .spectral import (effective_rank, energy_effective_rank, stable_rank, corrected_effective_rank,
+from .spectral import (effective_rank, energy_effective_rank, stable_rank, corrected_effective_rank, rank_profile,
                                      noise_edge, wishart_edge)
-from .train import train_batched, seeded_normal, TrainResult, cpu_threads
-from .report import Claim, claim_over_seeds, ExperimentResult, markdown_table
+from .train import train_batched, seeded_normal, TrainResult, rank_mask
 from .tasks import LinearTask, linear_task
 
 # %% auto #0
-__all__ = ['TABLE1_DEFAULTS', 'TABLE1_PRESETS', 'excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments',
-           'task_moments', 'empirical_risk', 'reduced_rank_fit', 'population_moments', 'train_rank_sweep', 'model_dof',
-           'residual_noise_std', 'operator_noise_std', 'train_overparameterised', 'learned_rank_profile',
-           'sample_size_sweep', 'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank',
-           'table1']
+__all__ = ['excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments', 'task_moments', 'empirical_risk',
+           'reduced_rank_fit', 'population_moments', 'train_rank_sweep', 'model_dof', 'residual_noise_std',
+           'operator_noise_std', 'train_overparameterised', 'learned_rank_profile', 'sample_size_sweep',
+           'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank']
 
 # %% ../nbs/04_linear_surrogate.ipynb #6b4c0157
 def _frob_inner(B, C):
@@ -90,14 +88,10 @@ def empirical_risk(A, V, m: SecondMoments) -> torch.Tensor:
     return m.yy.unsqueeze(-1) - 2 * lin + quad
 
 # %% ../nbs/04_linear_surrogate.ipynb #037ac790
-def _rank_mask(ranks: torch.Tensor, q: int) -> torch.Tensor:
-    "Mask (M, q): 1 for the first `ranks[m]` of q components."
-    return (torch.arange(q, device=ranks.device) < ranks.unsqueeze(-1)).to(torch.float64)
-
 def _truncate_per_model(M, ranks):
     "Truncated SVD of `M` (..., Mm, p, q) with a rank per model `ranks` (Mm,)."
     U, s, Wh = torch.linalg.svd(M, full_matrices=False)
-    return (U * (s * _rank_mask(ranks, s.shape[-1])).unsqueeze(-2)) @ Wh
+    return (U * (s * rank_mask(ranks, s.shape[-1], device=ranks.device)).unsqueeze(-2)) @ Wh
 
 def reduced_rank_fit(m: SecondMoments, ranks, iters: int = 100):
     "Exact empirical-risk minimiser of each rank in `ranks` (M,) by ALS / reduced-rank regression -> A (..., M, T, T), V (..., M, d, d)."
@@ -145,7 +139,7 @@ def train_rank_sweep(m: SecondMoments, ranks, seeds, init_scale: float = 0.1, lr
     init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=1)[..., :r_max],
                 Q=seeded_normal(ids, (T, T), init_scale, dev, stream=2)[..., :r_max],
                 V=seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=3))
-    mask = _rank_mask(torch.tensor(ranks, device=dev), r_max).unsqueeze(-2)        # (M, 1, r_max)
+    mask = rank_mask(ranks, r_max, device=dev).unsqueeze(-2)        # (M, 1, r_max)
     def operators(p):
         A = (p["P"].view(S, M, T, r_max) * mask) @ p["Q"].view(S, M, T, r_max).mT   # A = P Qᵀ, rank ≤ r
         return A, p["V"].view(S, M, d, d)
@@ -181,19 +175,14 @@ def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, l
 def learned_rank_profile(A, V, train_loss, n: int) -> dict:
     "Raw and MP-corrected Shannon / energy / stable ranks of learned `A` (S, T, T), σ̂ from `train_loss` (S,) -> dict of (S,) arrays."
     T, d = A.shape[-1], V.shape[-1]
-    sigma_hat = residual_noise_std(train_loss, n, T, d, T * T + d * d - 1)
-    tau = operator_noise_std(sigma_hat, n, V).cpu().numpy()                      # std of Â's noise entries
+    sigma_hat = residual_noise_std(train_loss, n, T, d, model_dof(T, d, T))     # the over-parameterised model's dof
+    tau = operator_noise_std(sigma_hat, n, V).cpu().numpy()                      # std of Â's noise entries, per model
     A = A.detach().cpu().numpy()
-    s = np.linalg.svd(A, compute_uv=False)
-    edge = np.array([noise_edge(T, T, float(t)) for t in tau])                   # MP bulk edge τ(√T + √T)
+    prof = rank_profile(A, noise_std=tau, spectrum=True)                         # MP bulk edge τ(√T + √T) per model
     sigma_mse = torch.sqrt(torch.as_tensor(train_loss, dtype=torch.float64) / (T * d))   # the naive σ̂ from the training MSE
-    edge_mse = np.array([noise_edge(T, T, float(t)) for t in operator_noise_std(sigma_mse, n, V).cpu().numpy()])
-    mp = lambda kind: np.array([corrected_effective_rank(a, float(t), kind) for a, t in zip(A, tau)])
-    return dict(shannon=effective_rank(A), energy=energy_effective_rank(A), stable=stable_rank(A),
-                shannon_mp=mp("shannon"), energy_mp=mp("energy"),
-                stable_mp=np.where(s > edge[:, None], s**2, 0.0).sum(-1) / s[:, 0]**2,
-                numerical_mp=(s > edge[:, None]).sum(-1), sigma_hat=sigma_hat.cpu().numpy(), edge=edge, s=s,
-                numerical_mp_mse=(s > edge_mse[:, None]).sum(-1))
+    naive = rank_profile(A, noise_std=operator_noise_std(sigma_mse, n, V).cpu().numpy())
+    return {k: prof[k] for k in ("shannon", "energy", "stable", "shannon_mp", "energy_mp", "stable_mp", "numerical_mp", "edge", "s")} | dict(
+        sigma_hat=sigma_hat.cpu().numpy(), numerical_mp_mse=naive["numerical_mp"])
 
 # %% ../nbs/04_linear_surrogate.ipynb #e146c39b
 def sample_size_sweep(ns, seeds=(0, 1, 2), T: int = 16, d: int = 12, r_star: int = 3, noise_std: float = 0.05, spectrum=None,
@@ -264,96 +253,3 @@ def linear_rank_decision(Y, noise_std: float | None = None, level: float = 0.99)
 def predict_linear_rank(Y, noise_std: float | None = None, level: float = 0.99) -> int:
     "Data-only estimate of r* from outputs `Y` (n, T, d): eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ above the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
     return linear_rank_decision(Y, noise_std, level).rank
-
-# %% ../nbs/04_linear_surrogate.ipynb #77a0527d
-TABLE1_DEFAULTS = dict(n=256, T=16, d=12, r_star=3, noise_std=0.05, spectrum=None, ranks=tuple(range(1, 9)),
-                       sweep_steps=3000, sweep_lr=0.02, sweep_init=0.1, gd_steps=4000, gd_lr=0.02, gd_init=1e-3)
-TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper)
-
-# %% ../nbs/04_linear_surrogate.ipynb #43cf991c
-def _rank_sweep_figure(ranks, ex_tr, ex_exact, bounds, floor, est_scale, r_star) -> Figure:
-    "Excess risk vs rank (log scale): trained (mean, min–max), exact optimum, Theorem-1 bound, noise floor."
-    fig = Figure(figsize=(5.5, 3.6)); ax = fig.subplots()
-    r = np.asarray(ranks)
-    ax.errorbar(r, ex_tr.mean(0), yerr=[ex_tr.mean(0) - ex_tr.min(0), ex_tr.max(0) - ex_tr.mean(0)], fmt="o-", capsize=3, label="trained (GD, A = PQᵀ)")
-    ax.plot(r, ex_exact.mean(0), "x", ms=8, label="exact optimum (ALS)")
-    pos = r < r_star
-    ax.plot(r[pos], bounds.mean(0)[pos], "s--", mfc="none", ms=9, label="Theorem 1 bound")
-    ax.axhline(floor, color="gray", ls=":", label=f"noise floor σ²Td = {floor:.2f}")
-    ax.plot(r, est_scale, color="C3", lw=1, ls="-.", label="estimation error σ²k_r/n")
-    ax.axvline(r_star, color="k", lw=0.5)
-    ax.set(yscale="log", xlabel="rank r of A", ylabel="population excess risk", title=f"Rank sweep (r* = {r_star})")
-    ax.legend(fontsize=7); fig.tight_layout()
-    return fig
-
-def _spectrum_figure(s, edge, s_star, n) -> Figure:
-    "Singular values of the learned over-parameterised A (per seed, scaled by s_1) with the MP noise edge."
-    fig = Figure(figsize=(5.5, 3.4)); ax = fig.subplots()
-    k = np.arange(1, s.shape[-1] + 1)
-    for i in range(len(s)):
-        ax.plot(k, s[i] / s[i, 0], "o-", ms=3, alpha=0.7, color=f"C{i % 10}", label="learned A" if i == 0 else None)
-        ax.axhline(edge[i] / s[i, 0], color=f"C{i % 10}", ls=":", lw=1, label="MP noise edge 2√T·σ̂/(√n‖V‖)" if i == 0 else None)
-    ax.plot(np.arange(1, len(s_star) + 1), s_star / s_star[0], "k*", ms=10, label="target A*")
-    ax.set(yscale="log", xlabel="index j", ylabel="s_j / s_1", title=f"Over-parameterised GD from small init (n = {n})")
-    ax.legend(fontsize=7); fig.tight_layout()
-    return fig
-
-# %% ../nbs/04_linear_surrogate.ipynb #dde9f1b1
-def table1(seeds=(0, 1, 2), device="cpu", progress=None, **settings) -> ExperimentResult:
-    "Table 1 of §4: rank sweep vs Theorem 1, over-parameterised GD ranks, data-only recovery, and the `t1.*` claims."
-    unknown = set(settings) - set(TABLE1_DEFAULTS)
-    if unknown: raise ValueError(f"unknown settings {sorted(unknown)}; known: {sorted(TABLE1_DEFAULTS)}")
-    c = {**TABLE1_DEFAULTS, **settings}
-    n, T, d, r_star, sigma, ranks = c["n"], c["T"], c["d"], c["r_star"], c["noise_std"], list(c["ranks"])
-    if not r_star >= 2 or not set(range(1, r_star + 1)) <= set(ranks): raise ValueError(f"ranks must contain 1..r_star and r_star >= 2; got r_star={r_star}, ranks={ranks}")
-    seeds = [int(s) for s in seeds]
-    with cpu_threads(device): return _table1(seeds, device, progress, c)
-
-def _table1(seeds, device, progress, c) -> ExperimentResult:
-    "The body of `table1` for settings `c`."
-    n, T, d, r_star, sigma, ranks = c["n"], c["T"], c["d"], c["r_star"], c["noise_std"], list(c["ranks"])
-    tasks = [linear_task(n, T, d, r_star, c["spectrum"], sigma, seed=s, device=device) for s in seeds]
-    m = task_moments(tasks)
-    A_star, V_star = torch.stack([t.A for t in tasks]).unsqueeze(1), torch.stack([t.V for t in tasks]).unsqueeze(1)
-    floor = tasks[0].noise_floor
-    # 1. rank sweep: exact optimum and trained model, excess by the closed form (S, M)
-    A_x, V_x = reduced_rank_fit(m, ranks)
-    A_t, V_t, res = train_rank_sweep(m, ranks, seeds, c["sweep_init"], c["sweep_lr"], c["sweep_steps"], progress=progress)
-    ex_exact = excess_risk(A_x, V_x, A_star, V_star).cpu().numpy()
-    ex_tr = excess_risk(A_t, V_t, A_star, V_star).cpu().numpy()
-    bounds = np.array([[theorem1_bound(t.A, t.V, r) for r in ranks] for t in tasks])
-    k = np.array([model_dof(T, d, r) for r in ranks])
-    est = sigma**2 * k / n                                                       # estimation error scale σ²k/n
-    # 2. Theorem 4: over-parameterised GD
-    A_gd, V_gd, res_gd = train_overparameterised(m, seeds, c["gd_init"], c["gd_lr"], c["gd_steps"], progress)
-    prof = learned_rank_profile(A_gd, V_gd, res_gd.loss, n)
-    # 3. data-only
-    predicted = [predict_linear_rank(t.Y) for t in tasks]
-    # claims
-    i_def = [ranks.index(r) for r in range(1, r_star)]; i_star = ranks.index(r_star)
-    noise_energy = [float((t.Y - t.Y_clean).pow(2).sum((-2, -1)).mean()) for t in tasks]
-    rel_scale = [(sigma**2 + bounds[:, i].mean() / (T * d)) * k[i] / (n * bounds[:, i].mean()) for i in i_def]
-    claims = [
-        claim_over_seeds("t1.noise_floor", "4", "noise floor σ²Td of the task (sample noise energy per example)", noise_energy,
-                         3 * floor * math.sqrt(2 / (n * T * d)), "within", paper=0.48, target=floor),
-        claim_over_seeds("t1.deficiency", "4", "rank r < r* leaves excess risk (smallest over r < r*, / noise floor)",
-                         ex_tr[:, i_def].min(1) / floor, bounds[:, i_def].min() / floor, ">=", paper="sharp transition at r = r*"),
-        claim_over_seeds("t1.achievability", "4", "rank r* reaches the noise floor (excess at r*, / noise floor)",
-                         ex_tr[:, i_star] / floor, 2 * est[i_star] / floor, "<=", paper="noise floor at r = r*"),
-        claim_over_seeds("t1.bound", "4", "excess for r < r* equals the Theorem-1 bound (largest relative gap)",
-                         ((ex_tr[:, i_def] - bounds[:, i_def]) / bounds[:, i_def]).max(1), 2 * max(rel_scale), "<=", paper="tight (Thm 1-3)"),
-        claim_over_seeds("t1.gd_recovery", "4", "over-parameterised GD from small init: MP-corrected Shannon R_eff (nearest integer r*)",
-                         prof["shannon_mp"], 0.5, "within", paper=2.97, target=r_star),
-        claim_over_seeds("t1.data_only", "4", "data-only estimate predict_linear_rank equals r* (fraction of seeds)",
-                         [float(p == r_star) for p in predicted], 0.99, ">=", paper=3),
-    ]
-    rows = [{"r": r, "bound (Thm 1)": float(bounds[:, i].mean()), "excess, exact fit": float(ex_exact[:, i].mean()),
-             "excess, trained": float(ex_tr[:, i].mean()), "trained min": float(ex_tr[:, i].min()), "trained max": float(ex_tr[:, i].max()),
-             "trained / floor": float(ex_tr[:, i].mean() / floor)} for i, r in enumerate(ranks)]
-    s_star = np.linalg.svd(tasks[0].A.cpu().numpy(), compute_uv=False)[:r_star]
-    figures = {"table1_rank_sweep": _rank_sweep_figure(ranks, ex_tr, ex_exact, bounds, floor, est, r_star),
-               "table1_gd_spectrum": _spectrum_figure(prof["s"], prof["edge"], s_star, n)}
-    extra = dict(sweep=dict(r=ranks, excess=ex_tr.mean(0).tolist(), bound=bounds.mean(0).tolist(), noise_floor=float(floor), r_star=int(r_star)),
-                 excess_exact=ex_exact, excess_trained=ex_tr, bounds=bounds, estimation_scale=est, gd=prof, gd_steps=res_gd.steps.tolist(),
-                 sweep_steps=res.steps.tolist(), data_only=predicted, noise_energy=noise_energy, settings=dict(c, seeds=seeds))
-    return ExperimentResult("table1", rows, claims, figures, extra)

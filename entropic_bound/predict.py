@@ -18,11 +18,10 @@ from .report import ExperimentResult, claim_over_seeds
 from threadpoolctl import threadpool_limits as _blas_threads        # one BLAS thread for small dense solves
 
 # %% auto #0
-__all__ = ['TABLE4_PRESETS', 'TABLE5_PRESETS', 'SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit',
-           'bilinear_fit', 'noise_edge_of_fit', 'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit',
-           'lifted_symmetric_tensor', 'leading_kernel_factor', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank',
-           'table4', 'softmax_linearised_fit', 'estimated_attention', 'log_attention_fit', 'observation_noise_edge',
-           'softmax_route_ranks', 'table5']
+__all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
+           'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit', 'lifted_symmetric_tensor',
+           'leading_kernel_factor', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank', 'softmax_linearised_fit',
+           'estimated_attention', 'log_attention_fit', 'observation_noise_edge', 'softmax_route_ranks']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
 def _as_float64(a, name: str) -> np.ndarray:
@@ -217,67 +216,6 @@ def predict_qk_rank(X, Y, V=None, noise_std: float | None = None) -> int:
     "Data-only estimate of r* = rank K for $Y = c(XKX^\\top)XV + E$: `X` (n, T, d), `Y` (n, T, d_v), `V` (d, d_v) or None (unknown); numpy or torch."
     return qk_rank_decision(X, Y, V, noise_std).rank
 
-# %% ../nbs/06b_predictability.ipynb #f453669f
-TABLE4_PRESETS = {
-    "quick": dict(T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
-                  ns_known=(1, 2, 5, 10, 20), ns_unknown=(80, 100, 250)),
-    "paper": dict(T=16, d=12, r_stars=(1, 2, 3, 4), noise_stds=(0.05, 0.5),
-                  ns_known=(1, 2, 5, 10, 20, 50), ns_unknown=(80, 90, 100, 150, 250, 500, 1000)),
-}
-
-def _recovery_figure(rows, ns_by_v, n_min, noise_stds):
-    "Recovery rate against n, one panel per value-map setting, one line per noise level."
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
-    for ax, v in zip(axes, ("known", "unknown")):
-        for sigma in noise_stds:
-            pts = [(r["n"], r["recovered"]) for r in rows if r["V"] == v and r["sigma"] == sigma]
-            ax.plot(*zip(*pts), marker="o", label=f"σ = {sigma}")
-        ax.axvline(n_min[v], color="grey", ls=":", lw=1)
-        ax.set_xscale("log"); ax.set_xlabel("samples n"); ax.set_title(f"V {v} (dotted: identifiability limit)")
-    axes[0].set_ylabel("P(data-only rank = r*)"); axes[0].legend(); fig.tight_layout()
-    plt.close(fig)                                                          # shown on request, not on creation
-    return fig
-
-# %% ../nbs/06b_predictability.ipynb #c2272cc6
-def table4(seeds=(0, 1, 2), device="cpu", progress=None, T: int = 16, d: int = 12, r_stars=(1, 2, 3, 4),
-           noise_stds=(0.05, 0.5), ns_known=(1, 2, 5, 10, 20), ns_unknown=(80, 100, 250)) -> ExperimentResult:
-    "Table 4: recovery of r* by `predict_qk_rank` on linear-QK tasks, V known and unknown, against n and noise (data-only: no training, `device` unused)."
-    with _blas_threads(1): return _table4(seeds, progress, T, d, r_stars, noise_stds, ns_known, ns_unknown)
-
-def _table4(seeds, progress, T, d, r_stars, noise_stds, ns_known, ns_unknown) -> ExperimentResult:
-    "The body of `table4`."
-    from tqdm.auto import tqdm
-    jobs = [(s, r, seed) for s in noise_stds for r in r_stars for seed in seeds]
-    rank = {}                                                 # (v, sigma, n, r, seed) -> data-only rank
-    for sigma, r, seed in tqdm(jobs, desc="table4", disable=None if progress is None else not progress, leave=False):
-        task = attention_task(max(max(ns_known), max(ns_unknown)), T=T, d=d, r_star=r, kind="linear", noise_std=sigma, seed=seed)
-        X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
-        for n in ns_known: rank["known", sigma, n, r, seed] = predict_qk_rank(X[:n], Y[:n], V)
-        for n in ns_unknown: rank["unknown", sigma, n, r, seed] = predict_qk_rank(X[:n], Y[:n])
-    hit = {k: v == k[3] for k, v in rank.items()}
-    rows = []
-    for sigma in noise_stds:
-        for v, ns in (("known", ns_known), ("unknown", ns_unknown)):
-            for n in ns:
-                row = dict(sigma=float(sigma), V=v, n=int(n))
-                row.update({f"r*={r}": float(np.mean([hit[v, sigma, n, r, s] for s in seeds])) for r in r_stars})
-                row["recovered"] = float(np.mean([hit[v, sigma, n, r, s] for r in r_stars for s in seeds]))
-                row["mean(rank - r*)"] = float(np.mean([rank[v, sigma, n, r, s] - r for r in r_stars for s in seeds]))
-                rows.append(row)
-    sigma0 = noise_stds[0]
-    known = [np.mean([hit["known", sigma0, n, r, s] for n in ns_known for r in r_stars]) for s in seeds]
-    unknown = [np.mean([hit["unknown", sigma0, max(ns_unknown), r, s] for r in r_stars]) for s in seeds]
-    claims = [
-        claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(r_stars)}, "
-                         f"σ = {sigma0}, every n in {tuple(ns_known)})", known, 1.0, ">=", paper="r* exactly recoverable"),
-        claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at n = {max(ns_unknown)} "
-                         f"(σ = {sigma0})", unknown, 1.0, ">=", paper="exactly recoverable without the value map at scale"),
-    ]
-    n_min = {"known": min_qk_samples(T, d, d, True), "unknown": min_qk_samples(T, d, d, False)}
-    figures = {"table4_recovery_vs_n": _recovery_figure(rows, {"known": ns_known, "unknown": ns_unknown}, n_min, noise_stds)}
-    return ExperimentResult("table4", rows, claims, figures, dict(n_min=n_min, ranks=rank))
-
 # %% ../nbs/06b_predictability.ipynb #bf841781
 def softmax_linearised_fit(X, Y, V, noise_std: float | None = None) -> KernelFit:
     "Route 1: small-logit expansion, $Y_n - \\mathbf 1\\bar x_n^\\top V \\approx X_n K (X_n^\\top C X_n V)/(T\\sqrt d)$; `X` (n, T, d), `Y` (n, T, d_v), `V` (d, d_v)."
@@ -307,10 +245,6 @@ def observation_noise_edge(route, Y, noise_std: float, alpha: float = 1e-3, draw
     return float(np.mean(tops) + math.sqrt(2 * math.log(1 / alpha)) * np.std(tops, ddof=1))
 
 # %% ../nbs/06b_predictability.ipynb #fcfa294b
-TABLE5_PRESETS = {
-    "quick": dict(n=100, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=8),
-    "paper": dict(n=500, T=16, d=12, r_stars=(1, 2, 3, 4), noise_std=0.05, kernel_scale=None, draws=16),
-}
 SOFTMAX_ROUTES = ("linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "control: true A")
 
 def _softmax_routes(task):
@@ -336,62 +270,3 @@ def softmax_route_ranks(task, draws: int = 16, alpha: float = 1e-3) -> dict:
                          spectrum=np.linalg.svd(fit.white, compute_uv=False), edge=edge)
     out["log inversion (V known)"]["negative"] = float(np.mean(estimated_attention(task.X.numpy(), Y, task.V.numpy()) <= 0))
     return out
-
-# %% ../nbs/06b_predictability.ipynb #5b90c776
-def _softmax_figure(example, r_star, table):
-    "Left: whitened spectra of one task per route with its edge; right: energy rank and numerical rank against r*."
-    import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9.5, 3.3))
-    for name, res in example.items():
-        if name.startswith("blind"): continue                                 # its unfolding is d x p·d_v: a different spectrum
-        s = res["spectrum"] / res["spectrum"][0]
-        line, = a.semilogy(np.arange(1, len(s) + 1), np.maximum(s, 1e-17), marker="o", label=name)
-        if res["edge"] > 0 and not name.startswith("blind"): a.axhline(res["edge"] / res["spectrum"][0], color=line.get_color(), ls=":", lw=1)
-    a.axvline(r_star + 0.5, color="grey", lw=0.8); a.set_xlabel("index i"); a.set_ylabel("s_i / s_1 (whitened)")
-    a.set_title(f"one softmax task, r* = {r_star} (dotted: noise edges)"); a.legend(fontsize=7)
-    r_stars = sorted({r["r*"] for r in table})
-    for name, marker in zip(SOFTMAX_ROUTES, "os^D"):
-        rows = [r for r in table if r["route"] == name]
-        line, = b.plot(r_stars, [r["energy rank"] for r in rows], marker=marker, label=f"{name}: energy rank")
-        b.plot(r_stars, [r["mean rank @noise"] for r in rows], marker=marker, ls="--", color=line.get_color(), mfc="none",
-               label=f"{name}: numerical rank @noise")
-    b.plot(r_stars, r_stars, color="k", lw=0.8); b.set_xlabel("r*"); b.set_ylabel("estimate (solid: energy, dashed: numerical)"); b.legend(fontsize=6)
-    fig.tight_layout()
-    plt.close(fig)                                                          # shown on request, not on creation
-    return fig
-
-def table5(seeds=(0, 1, 2), device="cpu", progress=None, n: int = 100, T: int = 16, d: int = 12, r_stars=(1, 2, 3, 4),
-           noise_std: float = 0.05, kernel_scale=None, draws: int = 16) -> ExperimentResult:
-    "Table 5: data-only kernel-rank estimates on softmax-attention tasks (V known) against r*, with the true-attention control (no training; `device` unused)."
-    with _blas_threads(1): return _table5(seeds, progress, n, T, d, r_stars, noise_std, kernel_scale, draws)
-
-def _table5(seeds, progress, n, T, d, r_stars, noise_std, kernel_scale, draws) -> ExperimentResult:
-    "The body of `table5`."
-    from tqdm.auto import tqdm
-    res = {}
-    for r in tqdm(r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
-        for seed in seeds:
-            task = attention_task(n, T=T, d=d, r_star=r, kind="softmax", noise_std=noise_std, kernel_scale=kernel_scale, seed=seed)
-            res[r, seed] = softmax_route_ranks(task, draws)
-    rows = []
-    for name in SOFTMAX_ROUTES:
-        for r in r_stars:
-            per = [res[r, s][name] for s in seeds]
-            rows.append({"route": name, "r*": r,
-                         "rank @noise = r*": float(np.mean([p["noise_rank"] == r for p in per])),
-                         "mean rank @noise": float(np.mean([p["noise_rank"] for p in per])),
-                         "rank @misfit = r*": float(np.mean([p["misfit_rank"] == r for p in per])),
-                         "energy rank": round(float(np.mean([p["energy"] for p in per])), 9),
-                         "|energy - r*|": round(float(np.mean([abs(p["energy"] - r) for p in per])), 9),   # 1e-16 roundoff shows as 0
-                         "A_hat <= 0": float(np.mean([p["negative"] for p in per])) if name.startswith("log") else float("nan")})
-    numerical = [np.mean([res[r, s]["log inversion (V known)"]["noise_rank"] == r for r in r_stars]) for s in seeds]
-    energy = [np.mean([abs(res[r, s]["log inversion (V known)"]["energy"] - r) for r in r_stars]) for s in seeds]
-    claims = [
-        claim_over_seeds("t5.softmax_numerical", "§6", "softmax, log-inversion route: the numerical rank at the observation-noise edge is mostly "
-                         "destroyed — it equals r* in at most half the tasks", numerical, 0.5, "<=", paper="only partial pre-training recovery"),
-        claim_over_seeds("t5.softmax_energy", "§6", "softmax, log-inversion route: the energy effective rank of the data-only kernel is within one of r* "
-                         "(mean abs. error <= 1); partial, not exact: see the prose", energy, 1.0, "<=", paper="partial recovery"),
-    ]
-    r_ex = 3 if 3 in r_stars else r_stars[-1]
-    figures = {"table5_softmax": _softmax_figure(res[r_ex, seeds[0]], r_ex, rows)}
-    return ExperimentResult("table5", rows, claims, figures, dict(per_task=res))

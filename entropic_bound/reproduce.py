@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_reproduce.ipynb #84e2dedb
 from __future__ import annotations
-import argparse, hashlib, importlib, json, os, sys, tempfile, time
+import argparse, dataclasses, hashlib, importlib, json, os, sys, tempfile, time
 from pathlib import Path
 
 import numpy as np
@@ -13,33 +13,22 @@ from tqdm import tqdm
 
 from . import __version__
 from .report import Claim, ExperimentResult, markdown_table, csv_table
+from .experiment import run
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'experiment', 'experiment_config', 'config_key', 'atomic_write',
            'run_experiment', 'figure1', 'claims_markdown', 'summary_markdown', 'reproduce', 'main']
 
 # %% ../nbs/90_reproduce.ipynb #a77e935f
-EXPERIMENTS = {
-    "table1": dict(module="entropic_bound.linear", fn="table1", presets="TABLE1_PRESETS", section="§4",
-                   title="Table 1 — the linear surrogate: deficiency, achievability, recovery"),
-    "table2": dict(module="entropic_bound.ladder", fn="table2", presets="TABLE2_PRESETS", section="§5",
-                   title="Table 2 — the interpolation ladder: where the naive transfer fails"),
-    "table3": dict(module="entropic_bound.attention", fn="table3", presets="TABLE3_PRESETS", section="§6",
-                   title="Table 3 — attention-native intrinsic rank, linear and softmax"),
-    "table4": dict(module="entropic_bound.predict", fn="table4", presets="TABLE4_PRESETS", section="§6",
-                   title="Table 4 — data-only rank prediction, linear QK attention"),
-    "table5": dict(module="entropic_bound.predict", fn="table5", presets="TABLE5_PRESETS", section="§6",
-                   title="Table 5 — data-only rank prediction under softmax"),
-}
+EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
 PRESETS = ("quick", "paper")
 DEFAULT_SEEDS = {"quick": 3, "paper": 5}
 
 def experiment(name: str):
-    "The table function and presets of experiment `name`."
+    "The `Experiment` object registered as `name`."
     if name not in EXPERIMENTS: raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
-    spec = EXPERIMENTS[name]
-    mod = importlib.import_module(spec["module"])
-    return getattr(mod, spec["fn"]), getattr(mod, spec["presets"])
+    module, attr = EXPERIMENTS[name].split(":")
+    return getattr(importlib.import_module(module), attr)
 
 # %% ../nbs/90_reproduce.ipynb #c8e3baa3
 def _jsonable(x):
@@ -54,10 +43,9 @@ def _jsonable(x):
     return x
 
 def experiment_config(name: str, preset: str, seeds, device: str) -> dict:
-    "The full configuration of one experiment run."
-    _, presets = experiment(name)
-    if preset not in presets: raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(presets)}")
-    return _jsonable(dict(experiment=name, preset=preset, settings=presets[preset], seeds=list(seeds), device=device, version=__version__))
+    "The full configuration of one experiment run: its validated settings, seeds, device and the library version."
+    settings = experiment(name).settings(preset)
+    return _jsonable(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__))
 
 def config_key(config: dict) -> str:
     "Short stable hash of a configuration."
@@ -92,15 +80,15 @@ def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2),
         if record.get("key") == config_key(config) and all((out / f).exists() for f in record["files"]):
             record["reused"] = True
             return record
-    fn, presets = experiment(name)
+    exp = experiment(name)
     t0 = time.perf_counter()
-    result: ExperimentResult = fn(seeds=tuple(seeds), device=device, progress=progress, **presets[preset])
+    result: ExperimentResult = run(exp, exp.settings(preset), tuple(seeds), device, progress)
     files = [f"{name}.csv"]
     atomic_write(out / f"{name}.csv", csv_table(result.rows))
     for stem, fig in result.figures.items():
         atomic_write(out / f"{stem}.png", _figure_png(fig)); files.append(f"{stem}.png")
         import matplotlib.pyplot as plt; plt.close(fig)
-    record = dict(key=config_key(config), config=config, name=name, rows=_jsonable(result.rows),
+    record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=_jsonable(result.rows),
                   claims=[c.record() for c in result.claims], extra=_jsonable(result.extra), files=files,
                   seconds=time.perf_counter() - t0, reused=False)
     atomic_write(record_path, json.dumps(record, indent=1))
@@ -158,7 +146,7 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
              f"entropic_bound {__version__}. Claims holding: **{held} / {len(claims)}**."]
     for r in records:
-        parts += [f"## {EXPERIMENTS[r['name']]['title']} ({EXPERIMENTS[r['name']]['section']})", markdown_table(r["rows"])]
+        parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]
     return "\n\n".join(parts) + "\n"
 

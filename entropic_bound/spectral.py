@@ -201,7 +201,7 @@ class RankDecision:
 
 # %% ../nbs/03_spectral.ipynb #6b05e7a4
 def mp_noise_std(M):
-    "Gavish–Donoho estimate of the entry noise σ of `M` `(..., m, n)` from its median singular value: $s_{med}/\sqrt{N\mu_\beta}$ -> `(...)`."
+    "Gavish–Donoho estimate of the entry noise σ of `M` `(..., m, n)` from its median singular value: $s_{med}/\\sqrt{N\\mu_\\beta}$ -> `(...)`."
     s, (m, n), device = _svd(M)
     N, beta = max(m, n), min(m, n) / max(m, n)
     return _like(np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)), device)

@@ -11,4 +11,102 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = []
+__all__ = ['ATTENTION', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention', 'softmax_attention', 'AttentionTask',
+           'attention_task']
+
+# %% ../nbs/20_tasks.ipynb #8ca672f9
+@dataclass
+class LinearTask:
+    "Samples of the fixed-operator task $Y = A^* X V^* + E$: `X` (n, T, d), `Y` and `Y_clean` (n, T, d), `A` (T, T), `V` (d, d)."
+    X: torch.Tensor
+    Y: torch.Tensor
+    Y_clean: torch.Tensor
+    A: torch.Tensor
+    V: torch.Tensor
+    noise_std: float
+    r_star: int
+
+    @property
+    def noise_floor(self) -> float:
+        "Bayes risk per sample, $\\sigma^2 T d$."
+        return self.noise_std**2 * self.A.shape[0] * self.V.shape[1]
+
+def _haar_orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tensor:
+    "A Haar-random `rows`×`cols` matrix with orthonormal columns."
+    Q, R = torch.linalg.qr(torch.randn(rows, cols, generator=gen, dtype=torch.float64))
+    return Q * torch.sign(torch.diagonal(R))
+
+def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None, noise_std: float = 0.05,
+                seed: int = 0, device="cpu") -> LinearTask:
+    "Draw `n` samples of $Y=A^*XV^*+E$ with rank(A*)=`r_star` and singular values `spectrum` (default linspace(1, 0.7, r*))."
+    if n < 1: raise ValueError(f"n must be >= 1; got {n}")
+    if T < 1 or d < 1: raise ValueError(f"T and d must be >= 1; got T={T}, d={d}")
+    if not 1 <= r_star <= min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
+    if noise_std < 0 or not math.isfinite(noise_std): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
+    s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else torch.as_tensor(spectrum, dtype=torch.float64)
+    if s.shape != (r_star,) or (s <= 0).any(): raise ValueError(f"spectrum must be {r_star} positive values; got {s.tolist()}")
+    gen = torch.Generator().manual_seed(int(seed))
+    A = _haar_orthonormal(T, r_star, gen) @ torch.diag(s) @ _haar_orthonormal(T, r_star, gen).T
+    V = _haar_orthonormal(d, d, gen)
+    X = torch.randn(n, T, d, generator=gen, dtype=torch.float64)
+    Y_clean = A @ X @ V
+    Y = Y_clean + noise_std * torch.randn(n, T, d, generator=gen, dtype=torch.float64)
+    return LinearTask(X.to(device), Y.to(device), Y_clean.to(device), A.to(device), V.to(device), float(noise_std), int(r_star))
+
+# %% ../nbs/20_tasks.ipynb #5b3918c9
+def attention_mixing(X, K, kind) -> torch.Tensor:
+    "Token-mixing matrix of attention with kernel `K` on inputs `X` (..., T, d): linear $XKX^\\top/T$ or softmax $\\mathrm{softmax}(XKX^\\top/\\sqrt d)$ over keys; `K` (..., d, d) with leading dims a prefix of X's (one kernel per model); `kind` is 'linear', 'softmax' or a bool tensor (B,) marking softmax models of a batch."
+    X, K = torch.as_tensor(X), torch.as_tensor(K)
+    T, d = X.shape[-2], X.shape[-1]
+    lead = K.shape[:-2]                                      # one kernel per leading index (a model), many samples each
+    XK = (X.reshape(*lead, -1, d) @ K).reshape(X.shape) if X.shape[:len(lead)] == lead else X @ K
+    L = XK @ X.transpose(-1, -2)                             # L_ts = x_t^T K x_s
+    if isinstance(kind, torch.Tensor):                       # a batch of both kinds: (B,) bool, True = softmax
+        return torch.where(kind.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
+    if kind == "linear": return L / T
+    if kind == "softmax": return torch.softmax(L / math.sqrt(d), dim=-1)
+    raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+
+def linear_attention(X, K, V) -> torch.Tensor:
+    "Linear attention $\\frac1T (XKX^\\top) X V$: `X` (..., T, d), `K` (..., d, d), `V` (..., d, d_v) -> (..., T, d_v)."
+    return attention_mixing(X, K, "linear") @ torch.as_tensor(X) @ torch.as_tensor(V)
+
+def softmax_attention(X, K, V) -> torch.Tensor:
+    "Softmax attention $\\mathrm{softmax}(XKX^\\top/\\sqrt d) X V$ over keys: `X` (..., T, d), `K` (..., d, d), `V` (..., d, d_v)."
+    return attention_mixing(X, K, "softmax") @ torch.as_tensor(X) @ torch.as_tensor(V)
+
+ATTENTION = {"linear": linear_attention, "softmax": softmax_attention}
+
+@dataclass
+class AttentionTask:
+    "Samples of $Y=\\mathrm{Attn}_{K^*,V^*}(X)+E$: `X` (n, T, d), `Y`, `Y_clean` (n, T, d_v), `K` (d, d) rank r*, `V` (d, d_v)."
+    X: torch.Tensor
+    Y: torch.Tensor
+    Y_clean: torch.Tensor
+    K: torch.Tensor
+    V: torch.Tensor
+    noise_std: float
+    r_star: int
+    kind: str
+
+    @property
+    def noise_floor(self) -> float:
+        "Bayes risk per sample, $\\sigma^2 T d_v$."
+        return self.noise_std**2 * self.X.shape[1] * self.V.shape[1]
+
+def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str = "softmax", noise_std: float = 0.05,
+                   kernel_scale: float | None = None, d_v: int | None = None, seed: int = 0, device="cpu") -> AttentionTask:
+    "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a flat rank-`r_star` kernel of scale `kernel_scale`."
+    if kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+    if n < 1: raise ValueError(f"n must be >= 1; got {n}")
+    if not 1 <= r_star <= d: raise ValueError(f"r_star must lie in 1..d={d}; got {r_star}")
+    if noise_std < 0 or not math.isfinite(noise_std): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
+    d_v = d if d_v is None else d_v
+    c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else float(kernel_scale)
+    gen = torch.Generator().manual_seed(int(seed))
+    K = c * _haar_orthonormal(d, r_star, gen) @ _haar_orthonormal(d, r_star, gen).T
+    V = _haar_orthonormal(max(d, d_v), max(d, d_v), gen)[:d, :d_v]
+    X = torch.randn(n, T, d, generator=gen, dtype=torch.float64)
+    Y_clean = ATTENTION[kind](X, K, V)
+    Y = Y_clean + noise_std * torch.randn(Y_clean.shape, generator=gen, dtype=torch.float64)
+    return AttentionTask(X.to(device), Y.to(device), Y_clean.to(device), K.to(device), V.to(device), float(noise_std), int(r_star), kind)

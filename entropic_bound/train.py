@@ -12,7 +12,7 @@ import torch
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['seeded_normal', 'cpu_threads', 'TrainResult', 'train_batched']
+__all__ = ['seeded_normal', 'set_cpu_threads', 'cpu_threads', 'rank_mask', 'TrainResult', 'train_batched']
 
 # %% ../nbs/21_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -24,13 +24,28 @@ def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.fl
     return torch.stack(out).to(device=device, dtype=dtype)
 
 # %% ../nbs/21_train.ipynb #4009f76b
+def set_cpu_threads(n: int = 1):
+    "Use `n` torch intra-op threads and `n` BLAS threads in this process from now on; returns a function that restores the previous settings."
+    from threadpoolctl import threadpool_limits
+    before, blas = torch.get_num_threads(), threadpool_limits(n)
+    torch.set_num_threads(n)
+    def restore():
+        torch.set_num_threads(before); blas.restore_original_limits()
+    return restore
+
 @contextmanager
 def cpu_threads(device="cpu", n: int = 1):
-    "Run the block with `n` torch intra-op threads when `device` is the CPU; restore the previous setting after."
-    before = torch.get_num_threads()
-    if str(device) == "cpu": torch.set_num_threads(n)
+    "Run the block with `n` torch intra-op threads and `n` BLAS threads when `device` is the CPU; restore the previous settings after."
+    if str(device) != "cpu":
+        yield; return
+    restore = set_cpu_threads(n)
     try: yield
-    finally: torch.set_num_threads(before)
+    finally: restore()
+
+def rank_mask(ranks, width: int, dtype=torch.float64, device="cpu") -> torch.Tensor:
+    "Mask (B, width): 1 in the first `ranks[b]` columns of row b, 0 after — how every rank-limited model of the project zeroes its factors."
+    ranks = torch.as_tensor(ranks, device=device)
+    return (torch.arange(width, device=device) < ranks.view(-1, 1)).to(dtype)
 
 # %% ../nbs/21_train.ipynb #5dde1c5d
 @dataclass

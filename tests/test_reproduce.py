@@ -15,20 +15,31 @@ import pytest
 from entropic_bound import reproduce as rp
 
 FAKE = textwrap.dedent('''
-    import os, time
+    import os
+    from dataclasses import dataclass
     import numpy as np
+    from entropic_bound.experiment import Experiment
     from entropic_bound.report import ExperimentResult, claim_over_seeds
     CALLS = []
-    FAKE_PRESETS = {"quick": dict(scale=1.0), "paper": dict(scale=2.0)}
-    def fake(seeds=(0,), device="cpu", progress=None, scale=1.0, name="fake1"):
-        CALLS.append(name)
-        vals = [scale * (s + 1) for s in seeds]
-        if os.environ.get("FAKE_DIE_IN") == name: os._exit(9)      # a kill in the middle of the run
-        return ExperimentResult(name, [dict(seed=s, value=v) for s, v in zip(seeds, vals)],
-                                [claim_over_seeds(f"{name}.c", "§0", "value is positive", vals, 0.0, ">=")])
-    def fake1(**kw): return fake(name="fake1", **kw)
-    def fake2(**kw): return fake(name="fake2", **kw)
+
+    @dataclass(frozen=True)
+    class FakeSettings:
+        scale: float = 1.0
+
+    class Fake(Experiment):
+        Settings, presets = FakeSettings, {"quick": {}, "paper": dict(scale=2.0)}
+        def __init__(self, name): self.name, self.section, self.title = name, "§0", f"{name} stand-in"
+        def measure(self, s, part, seeds, device="cpu", progress=None):
+            CALLS.append(self.name)
+            if os.environ.get("FAKE_DIE_IN") == self.name: os._exit(9)      # a kill in the middle of the run
+            return {x: s.scale * (x + 1) for x in seeds}
+        def summarise(self, s, units):
+            vals = list(units["main"].values())
+            return ExperimentResult(self.name, [dict(seed=x, value=v) for x, v in units["main"].items()],
+                                    [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=")])
+    fake1, fake2 = Fake("fake1"), Fake("fake2")
 ''')
+
 
 
 @pytest.fixture
@@ -36,8 +47,7 @@ def fake_experiments(tmp_path, monkeypatch):
     (tmp_path / "fake_experiments.py").write_text(FAKE)
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("fake1", "fake2"):
-        monkeypatch.setitem(rp.EXPERIMENTS, name, dict(module="fake_experiments", fn=name, presets="FAKE_PRESETS",
-                                                       section="§0", title=f"{name} stand-in"))
+        monkeypatch.setitem(rp.EXPERIMENTS, name, f"fake_experiments:{name}")
     import fake_experiments
     fake_experiments.CALLS.clear()
     return fake_experiments
@@ -66,7 +76,7 @@ def test_killed_run_resumes_to_identical_outputs(tmp_path, fake_experiments):
         import sys; sys.path.insert(0, {str(tmp_path)!r})
         from entropic_bound import reproduce as rp
         for n in ("fake1", "fake2"):
-            rp.EXPERIMENTS[n] = dict(module="fake_experiments", fn=n, presets="FAKE_PRESETS", section="§0", title=n)
+            rp.EXPERIMENTS[n] = f"fake_experiments:{n}"
         rp.reproduce({str(out)!r}, "quick", seeds=[0, 1, 2], only=["fake1", "fake2"], progress=False)
     ''')
     killed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "FAKE_DIE_IN": "fake2"})
