@@ -14,6 +14,7 @@ lic = licenses[cfg['license'].lower()]
 min_python = cfg['min_python']
 requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
+models_requirements = cfg.get('models_requirements', '').split()
 console_scripts = cfg.get('console_scripts', '').split()
 
 setuptools.setup(
@@ -25,9 +26,8 @@ setuptools.setup(
     license=lic[0],
     author=cfg['author'],
     author_email=cfg['author_email'],
-    url=cfg['git_url'],
     keywords=cfg['keywords'].split(),
-    classifiers=['Development Status :: ' + statuses[int(cfg['status'])],
+    classifiers=['Development Status :: ' + statuses[int(cfg['status']) - 1],
                  'Intended Audience :: ' + cfg['audience'].title(),
                  'License :: ' + lic[1],
                  'Natural Language :: ' + cfg['language'].title()]
@@ -35,7 +35,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements},
+    extras_require={'dev': dev_requirements, 'models': models_requirements},
     python_requires='>=' + min_python,
     zip_safe=False,
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},

@@ -1,0 +1,146 @@
+"""Command-line, bad-input and peer checks of `entropic_bound.heads` (real attention heads)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+transformers = pytest.importorskip("transformers")
+from entropic_bound import heads  # noqa: E402
+
+
+def test_core_import_does_not_load_transformers():
+    code = "import sys, entropic_bound, entropic_bound.heads; print('transformers' in sys.modules, 'tokenizers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_missing_extra_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)            # as if not installed: import raises ImportError
+    with pytest.raises(ImportError, match=r'entropic_bound\[models\]'):
+        heads.require("transformers")
+
+
+def test_audit_main_writes_everything(tmp_path, capsys):
+    out = tmp_path / "audit"
+    rc = heads.audit_main(["--out", str(out), "--max-sequences", "6", "--curves", "2", "--no-progress"])
+    assert rc == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["error_curves.png", "heads.csv", "layer_head_map.png", "layers.csv", "static_vs_native.png", "summary.md"]
+    rows = (out / "heads.csv").read_text().splitlines()
+    assert len(rows) == 1 + 6 * 12 and rows[0].startswith("layer,head,d_head,static_shannon")
+    assert len((out / "layers.csv").read_text().splitlines()) == 1 + 6 * 6
+    assert "Attention-native rank (held-out)" in (out / "summary.md").read_text()
+    assert not any(p.name.startswith(".audit-") for p in tmp_path.iterdir())   # no staging folder left
+
+
+@pytest.mark.parametrize("argv, arg", [
+    (["--tol", "0"], "--tol"), (["--tol", "1"], "--tol"), (["--tol-out", "-0.1"], "--tol-out"),
+    (["--model", "{tmp}/nowhere"], "--model"), (["--text", "{tmp}/none.txt"], "--text"),
+    (["--device", "tpu"], "--device"), (["--max-sequences", "1"], "--max-sequences"),
+])
+def test_bad_input_one_line_exit_2_no_output(tmp_path, capsys, argv, arg):
+    out = tmp_path / "out"
+    rc = heads.audit_main([a.format(tmp=tmp_path) for a in argv] + ["--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and arg in err[0], err
+    assert not out.exists()
+
+
+def _text(tmp_path, data: bytes) -> Path:
+    p = tmp_path / "t.txt"; p.write_bytes(data); return p
+
+
+@pytest.mark.parametrize("data, words", [(b"", "no text"), (b"  \n\n \t\n", "no text"), (b"caf\xe9 au lait\n", "not UTF-8")])
+def test_bad_text(tmp_path, capsys, data, words):
+    rc = heads.audit_main(["--text", str(_text(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--text" in err and words in err and not (tmp_path / "o").exists()
+    with pytest.raises(heads.AuditInputError, match="^text: "):
+        heads.read_text(_text(tmp_path, data))
+
+
+def test_over_long_text_is_truncated_and_said(tmp_path, capsys):
+    text = _text(tmp_path, (" ".join(["word"] * 700) + "\nA short second line.\n").encode())
+    rc = heads.audit_main(["--text", str(text), "--out", str(tmp_path / "o"), "--seq-len", "16", "--curves", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "truncated" in err and "510" in err
+    assert "truncated" in (tmp_path / "o" / "summary.md").read_text()
+
+
+def _save_random(tmp_path, cfg, drop=()):
+    from safetensors.torch import save_file
+    model = transformers.AutoModel.from_config(cfg)
+    folder = tmp_path / cfg.model_type
+    model.save_pretrained(folder)
+    if drop:
+        sd = {k: v.contiguous() for k, v in model.state_dict().items() if not any(d in k for d in drop)}
+        save_file(sd, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
+def test_unsupported_architecture(tmp_path):
+    folder = tmp_path / "t5"; folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 8, "num_heads": 2}))
+    with pytest.raises(heads.AuditInputError, match="^model: unsupported architecture 't5'"):
+        heads.load_adapter(folder)
+
+
+def test_rotary_refused(tmp_path):
+    cfg = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=50)
+    with pytest.raises(heads.AuditInputError, match="^model: .*rotary"):
+        heads.load_adapter(_save_random(tmp_path, cfg))
+
+
+def test_weights_without_query_key_maps(tmp_path):
+    cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=60)
+    folder = _save_random(tmp_path, cfg, drop=("attention.self.query.", "attention.self.key."))
+    with pytest.raises(heads.AuditInputError, match="^model: the weights have no separate query/key maps"):
+        heads.load_adapter(folder)
+
+
+def test_random_bert_and_gpt2_folders(tmp_path):
+    for cfg in (transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=60),
+                transformers.GPT2Config(n_layer=2, n_head=4, n_embd=32, n_positions=64, vocab_size=60)):
+        ad = heads.load_adapter(_save_random(tmp_path, cfg))
+        assert (ad.n_layers, ad.n_heads, ad.d_head) == (2, 4, 8)
+        rng = np.random.default_rng(0)
+        batch = heads.pack_token_ids([list(rng.integers(1, 60, size=12)) for _ in range(20)], seq_len=24, limit=60)
+        rep = heads.audit_heads(ad, batch, n_curves=1)
+        assert len(rep.heads) == 8 and all(0 <= r["native_tv"] <= 8 for r in rep.heads)
+
+
+def test_bisection_finds_least_passing_rank():
+    errs = torch.tensor([[0.9, 0.5, 0.2, 0.04, 0.01, 0.0], [0.01, 0.0, 0.0, 0.0, 0.0, 0.0], [0.9, 0.8, 0.7, 0.6, 0.3, 0.0]])
+    ranks, calls = heads.bisect_ranks(lambda r: errs[torch.arange(3), r], 5, 3, 0.05)
+    assert ranks.tolist() == [3, 0, 5] and calls <= 3
+
+
+def test_peer_check_weightwatcher():
+    """Where definitions coincide, our figures equal WeightWatcher's: stable rank, and the MP edge and soft rank given its sigma."""
+    ww = pytest.importorskip("weightwatcher")
+    ad = heads.load_adapter()
+    watcher = ww.WeightWatcher(model=ad.model)
+    desc = watcher.describe()
+    wanted = {"encoder.layer.0.attention.self.query": (0, "query"), "encoder.layer.0.intermediate.dense": (0, "ffn_in")}
+    ids = [int(i) for i, n in zip(desc["layer_id"], desc["longname"]) if n in wanted]
+    details = watcher.analyze(layers=ids, mp_fit=True, randomize=False, plot=False)
+    assert len(details) == 2
+    for _, row in details.iterrows():
+        layer, name = wanted[row["longname"]]
+        W = ad.matrices(layer)[name]
+        ours = heads.matrix_measures(W)
+        assert (ours["N"], ours["M"]) == (int(row["N"]), int(row["M"]))
+        assert ours["stable_rank"] == pytest.approx(row["stable_rank"], rel=1e-5)
+        assert ours["sv_max"] == pytest.approx(row["sv_max"], rel=1e-5)
+        s = np.linalg.svd(W.detach().double().numpy(), compute_uv=False)
+        rms = np.linalg.norm(s) / np.sqrt(ours["N"] * ours["M"])
+        edge = heads.noise_edge(ours["N"], ours["M"], row["sigma_mp"] * rms)      # its sigma, our edge formula
+        assert edge**2 == pytest.approx(row["bulk_max"], rel=1e-4)
+        assert edge**2 / s[0]**2 == pytest.approx(row["mp_softrank"], rel=1e-4)
