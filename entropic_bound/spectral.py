@@ -5,6 +5,7 @@
 # %% ../nbs/03_spectral.ipynb #454f8064
 from __future__ import annotations
 import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
@@ -12,28 +13,64 @@ import torch
 from scipy import integrate, optimize
 
 # %% auto #0
-__all__ = ['TW1_QUANTILES', 'singular_values', 'effective_rank', 'energy_effective_rank', 'stable_rank', 'gavish_donoho_lambda',
-           'marchenko_pastur_median', 'gavish_donoho_omega', 'noise_edge', 'rank_threshold', 'numerical_rank',
-           'wishart_edge', 'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision',
-           'mp_noise_std', 'spike_count', 'mp_softrank']
+__all__ = ['METHODS', 'TW1_QUANTILES', 'InputTypeError', 'as_float64_array', 'singular_values', 'effective_rank',
+           'energy_effective_rank', 'stable_rank', 'gavish_donoho_lambda', 'marchenko_pastur_median',
+           'gavish_donoho_omega', 'noise_edge', 'rank_threshold', 'numerical_rank', 'wishart_edge',
+           'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision', 'mp_noise_std',
+           'spike_count', 'mp_softrank']
 
 # %% ../nbs/03_spectral.ipynb #631ea81a
+class InputTypeError(TypeError, ValueError):
+    "An argument of the wrong kind (missing, text, complex, not a number): a `TypeError`, and a `ValueError` as well, so that code catching `ValueError` for bad input keeps working (numpy's `AxisError` is likewise two errors in one)."
+
+def _shown(x) -> str:
+    "`x` for an error message: its repr, cut short, and its type."
+    r = repr(x)
+    return f"{r if len(r) <= 60 else r[:57] + '...'} ({type(x).__name__})"
+
+def as_float64_array(a, name: str = "M", ndim: int | None = None, min_ndim: int = 0, shape: str = "") -> np.ndarray:
+    "`a` (numpy array, torch tensor or nested list of real numbers) as a float64 ndarray, or an error naming `name`: `InputTypeError` if it is missing, text, complex or not numeric; `ValueError` if it does not have `ndim` dimensions (or at least `min_ndim`; `shape` says which), is empty, or holds NaN or inf."
+    want = f"a real numeric array{' ' + shape if shape else ''}"
+    if a is None: raise InputTypeError(f"{name} is missing (None); expected {want}")
+    if isinstance(a, (str, bytes)): raise InputTypeError(f"{name} must be {want}; got {_shown(a)}")
+    if isinstance(a, torch.Tensor):
+        if a.is_complex(): raise InputTypeError(f"{name} is complex ({a.dtype}); expected real numbers: pass the real part, or the magnitude, explicitly")
+        a = a.detach().to("cpu", torch.float64).numpy()
+    else:
+        try: a = np.asarray(a)
+        except (TypeError, ValueError) as e: raise ValueError(f"{name} must be {want}: {e}") from None   # ragged nested lists
+        if a.dtype.kind == "c": raise InputTypeError(f"{name} is complex ({a.dtype}); expected real numbers: pass the real part, or the magnitude, explicitly")
+        if a.dtype.kind not in "biuf": raise InputTypeError(f"{name} must be {want}; got an array of dtype {a.dtype}")
+        a = a.astype(np.float64, copy=False)
+    if ndim is not None and a.ndim != ndim: raise ValueError(f"{name} must have {ndim} dimensions{' ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if a.ndim < min_ndim: raise ValueError(f"{name} must have at least {min_ndim} dimensions{' ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if a.size == 0: raise ValueError(f"{name} is empty (shape {tuple(a.shape)})")
+    if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
+    return a
+
+def _checked_number(x, name: str, integer: bool = False, low=None, high=None, open_low: bool = False, open_high: bool = False):
+    "`x` as a float (an int with `integer`) in the interval from `low` to `high` (open where said), or an error naming `name`: `InputTypeError` for anything but a real number (bools, text and None included), `ValueError` for NaN, inf or a value out of range."
+    what = "an integer" if integer else "a finite number"
+    if low is not None or high is not None:
+        what += f" in {'(' if open_low or low is None else '['}{'-inf' if low is None else low}, {'inf' if high is None else high}{')' if open_high or high is None else ']'}"
+    if isinstance(x, (np.ndarray, np.generic, torch.Tensor)) and np.ndim(x) == 0: x = x.item()          # 0-d arrays and tensors
+    ok = isinstance(x, numbers.Integral) if integer else isinstance(x, numbers.Real)
+    if not ok or isinstance(x, (bool, np.bool_)): raise InputTypeError(f"{name} must be {what}; got {_shown(x)}")
+    x = int(x) if integer else float(x)
+    if not math.isfinite(x) or (low is not None and (x <= low if open_low else x < low)) or (high is not None and (x >= high if open_high else x > high)):
+        raise ValueError(f"{name} must be {what}; got {x}")
+    return x
+
 def _validated(M, name: str = "M"):
     "Check `M` (array or tensor, `(..., m, n)`) and return it as a float64 ndarray plus the torch device (None for numpy)."
     device = M.device if isinstance(M, torch.Tensor) else None
-    if device is not None: a = M.detach().to("cpu", torch.float64).numpy()
-    else:
-        try: a = np.asarray(M, dtype=np.float64)
-        except (TypeError, ValueError) as e: raise ValueError(f"{name} must be a numeric array: {e}") from None
-    if a.ndim < 2: raise ValueError(f"{name} must have at least 2 dimensions (..., m, n); got shape {tuple(a.shape)}")
-    if a.size == 0: raise ValueError(f"{name} is empty (shape {tuple(a.shape)})")
-    if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
-    return a, device
+    return as_float64_array(M, name, min_ndim=2, shape="(..., m, n)"), device
 
 def _like(x, device):
     "Return `x` (ndarray or scalar) as numpy, or as a torch tensor on `device` when the input was torch."
     if device is None: return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
     return torch.as_tensor(np.asarray(x), device=device)
+
 
 # %% ../nbs/03_spectral.ipynb #5d634e14
 def singular_values(M):
@@ -78,12 +115,14 @@ def stable_rank(M):
 # %% ../nbs/03_spectral.ipynb #775300a9
 def gavish_donoho_lambda(beta: float) -> float:
     "Optimal hard-threshold coefficient $\\lambda^*(\\beta)$ for known noise (Gavish & Donoho 2014), $0<\\beta\\le1$."
+    beta = _checked_number(beta, "beta")
     if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
     return math.sqrt(2 * (beta + 1) + 8 * beta / ((beta + 1) + math.sqrt(beta**2 + 14 * beta + 1)))
 
 @lru_cache(maxsize=256)
 def marchenko_pastur_median(beta: float) -> float:
     "Median of the Marchenko–Pastur law with ratio $0<\\beta\\le1$ and unit variance."
+    beta = _checked_number(beta, "beta")
     if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
     lo, hi = (1 - math.sqrt(beta))**2, (1 + math.sqrt(beta))**2
     density = lambda x: math.sqrt(max((hi - x) * (x - lo), 0.0)) / (2 * math.pi * beta * x)
@@ -95,30 +134,42 @@ def gavish_donoho_omega(beta: float) -> float:
     return gavish_donoho_lambda(beta) / math.sqrt(marchenko_pastur_median(beta))
 
 # %% ../nbs/03_spectral.ipynb #ccbd4020
-def _checked_noise_std(noise_std) -> float:
-    "`noise_std` as a float, or ValueError if it is not a finite number >= 0."
-    if noise_std is None or not np.isfinite(noise_std) or noise_std < 0:
-        raise ValueError(f"noise_std must be a finite number >= 0; got {noise_std}")
-    return float(noise_std)
+def _checked_noise_std(noise_std, allow_none: bool = False, per_matrix: bool = False):
+    "`noise_std` as a float >= 0 (with `per_matrix`, also an array of them, one per matrix), or None where `allow_none`; otherwise an error naming noise_std."
+    if noise_std is None:
+        if allow_none: return None
+        raise InputTypeError("noise_std is missing (None); expected a finite number >= 0 (the std of the noise entries)")
+    if per_matrix and not isinstance(noise_std, (str, bytes)) and np.ndim(noise_std) > 0:
+        sigma = as_float64_array(noise_std, "noise_std")
+        if (sigma < 0).any(): raise ValueError(f"noise_std must be >= 0; got {np.min(sigma)} among its values")
+        return sigma
+    return _checked_number(noise_std, "noise_std", low=0)
 
 def noise_edge(m: int, n: int, noise_std: float) -> float:
     "Marchenko–Pastur bulk edge $s(\\sqrt m+\\sqrt n)$: the largest singular value of an `m`×`n` matrix of i.i.d. N(0, `noise_std`²) entries."
+    m, n = _checked_number(m, "m", integer=True, low=1), _checked_number(n, "n", integer=True, low=1)
     return _checked_noise_std(noise_std) * (math.sqrt(m) + math.sqrt(n))
 
+METHODS = ("tol", "mp", "gavish_donoho")
+
 def rank_threshold(s, shape, method: str = "tol", noise_std: float | None = None, tol: float | None = None):
-    "Threshold `(...)` for singular values `s` `(..., q)` of matrices of `shape` (m, n) under rule `method`."
+    "Threshold `(...)` for singular values `s` `(..., q)` of matrices of `shape` (m, n) under rule `method`; `tol` (with `method` 'tol') is an absolute threshold."
     m, n = shape
-    if tol is not None: return np.broadcast_to(np.float64(tol), s.shape[:-1])
+    if not isinstance(method, str) or method not in METHODS: raise ValueError(f"unknown method {method!r}: method must be 'tol', 'mp' or 'gavish_donoho'")
+    if method == "tol" and noise_std is not None:
+        raise ValueError("noise_std is not used by method='tol' (the threshold σ₁·max(m, n)·eps, or tol); pass method='mp' or 'gavish_donoho' to threshold at the noise")
+    if tol is not None:
+        if method != "tol": raise ValueError(f"tol is an absolute threshold and replaces the rule: use it with method='tol', not {method!r}")
+        return np.broadcast_to(np.float64(_checked_number(tol, "tol", low=0)), s.shape[:-1])
     if method == "tol": return s[..., 0] * max(m, n) * np.finfo(np.float64).eps
     if method == "mp":
         if noise_std is None: raise ValueError("method='mp' needs noise_std (the std of the noise entries)")
         return np.broadcast_to(np.float64(noise_edge(m, n, noise_std)), s.shape[:-1])
-    if method == "gavish_donoho":
-        beta = min(m, n) / max(m, n)
-        if noise_std is not None:
-            return np.broadcast_to(np.float64(gavish_donoho_lambda(beta) * math.sqrt(max(m, n)) * _checked_noise_std(noise_std)), s.shape[:-1])
-        return gavish_donoho_omega(beta) * np.median(s, axis=-1)
-    raise ValueError(f"unknown method {method!r}; use 'tol', 'mp' or 'gavish_donoho'")
+    beta = min(m, n) / max(m, n)                                             # gavish_donoho
+    if noise_std is not None:
+        return np.broadcast_to(np.float64(gavish_donoho_lambda(beta) * math.sqrt(max(m, n)) * _checked_noise_std(noise_std)), s.shape[:-1])
+    return gavish_donoho_omega(beta) * np.median(s, axis=-1)
+
 
 # %% ../nbs/03_spectral.ipynb #243f51c8
 def numerical_rank(M, method: str = "tol", noise_std: float | None = None, tol: float | None = None):
@@ -135,8 +186,10 @@ TW1_QUANTILES = {0.90: 0.4501, 0.95: 0.9793, 0.99: 2.0234}  # Tracy–Widom (bet
 
 def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) -> float:
     "Eigenvalue of a `p`-dim sample covariance of `N` noise vectors (variance `noise_var`) exceeded with prob. 1-`level` (Johnstone 2001)."
+    p, N = _checked_number(p, "p", integer=True), _checked_number(N, "N", integer=True)
     if p < 1 or N < 2: raise ValueError(f"need p >= 1 and N >= 2; got p={p}, N={N}")
-    if level not in TW1_QUANTILES: raise ValueError(f"level must be one of {sorted(TW1_QUANTILES)}; got {level}")
+    noise_var = _checked_number(noise_var, "noise_var", low=0)
+    if not isinstance(level, numbers.Real) or level not in TW1_QUANTILES: raise ValueError(f"level must be one of {sorted(TW1_QUANTILES)}; got {level}")
     a, b = math.sqrt(N - 1), math.sqrt(p)
     mu, scale = (a + b) ** 2, (a + b) * (1 / a + 1 / b) ** (1 / 3)
     return noise_var * (mu + scale * TW1_QUANTILES[level]) / N
@@ -144,7 +197,7 @@ def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) ->
 # %% ../nbs/03_spectral.ipynb #bf16de23
 def corrected_effective_rank(M, noise_std: float | None = None, kind: str = "shannon", method: str = "mp"):
     "Effective rank (`kind` 'shannon' or 'energy') of `M` `(..., m, n)` after dropping singular values at or below the `method` noise threshold; 0 if none survive."
-    if kind not in ("shannon", "energy"): raise ValueError(f"kind must be 'shannon' or 'energy'; got {kind!r}")
+    if not isinstance(kind, str) or kind not in ("shannon", "energy"): raise ValueError(f"kind must be 'shannon' or 'energy'; got {kind!r}")
     s, shape, device = _svd(M)
     return _like(_corrected(s, shape, noise_std, kind, method), device)
 
@@ -165,12 +218,12 @@ def rank_profile(M, noise_std=None, rel_tol: float | None = None, spectrum: bool
     w = _normalised(s, "rank_profile")
     out = dict(shannon=_entropy_rank(w), energy=_entropy_rank(w**2), stable=(w**2).sum(-1), numerical=_count_above(s, shape))
     if rel_tol is not None:
-        if not (np.isfinite(rel_tol) and 0 < rel_tol < 1): raise ValueError(f"rel_tol must lie in (0, 1); got {rel_tol}")
+        rel_tol = _checked_number(rel_tol, "rel_tol", low=0, high=1, open_low=True, open_high=True)
         out["numerical_rel"] = (s > rel_tol * s[..., :1]).sum(-1).astype(np.int64)
     if noise_std is not None:
-        sigma = np.asarray(noise_std, dtype=np.float64)
-        if not np.isfinite(sigma).all() or (sigma < 0).any(): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
-        edge = np.broadcast_to(sigma * (math.sqrt(shape[0]) + math.sqrt(shape[1])), s.shape[:-1])   # MP bulk edge per matrix
+        sigma = _checked_noise_std(noise_std, per_matrix=True)
+        try: edge = np.broadcast_to(sigma * (math.sqrt(shape[0]) + math.sqrt(shape[1])), s.shape[:-1])   # MP bulk edge per matrix
+        except ValueError: raise ValueError(f"noise_std must be one number or one per matrix, shape {s.shape[:-1]}; got shape {np.shape(sigma)}") from None
         keep = s > edge[..., None]
         out.update(edge=edge, numerical_mp=keep.sum(-1).astype(np.int64), shannon_mp=_masked_entropy_rank(s, keep, "shannon"),
                    energy_mp=_masked_entropy_rank(s, keep, "energy"), stable_mp=np.where(keep, s**2, 0.0).sum(-1) / s[..., 0]**2)
