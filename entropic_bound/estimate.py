@@ -94,17 +94,11 @@ class RankEstimate:
         return fig
 
 # %% ../nbs/10_your_data.ipynb #98707eac
+from .spectral import as_float64_array, _checked_number, _checked_noise_std
+
 def _real_array(a, name: str, ndim: int) -> np.ndarray:
-    "`a` (array, tensor or nested list) as a float64 ndarray of `ndim` dims; ValueError naming `name` for complex, object, empty, non-finite or wrongly shaped input."
-    if hasattr(a, "detach"): a = a.detach().cpu().numpy()
-    a = np.asarray(a)
-    if a.dtype.kind == "c": raise ValueError(f"{name} is complex ({a.dtype}); the estimators need real numbers")
-    if a.dtype.kind not in "biuf": raise ValueError(f"{name} must be a real numeric array; got dtype {a.dtype}")
-    if a.ndim != ndim: raise ValueError(f"{name} must have {ndim} dimensions ({'(n, T, d)' if ndim == 3 else '(d, d_v)'}); got shape {a.shape}")
-    if a.size == 0: raise ValueError(f"{name} is empty (shape {a.shape})")
-    a = a.astype(np.float64)
-    if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
-    return a
+    "`a` (array, tensor or nested list) as a float64 ndarray of `ndim` dims, `(n, T, d)` or `(d, d_v)`, by the library's one array validator (`as_float64_array`): an error naming `name` for missing, complex, non-numeric, empty, non-finite or wrongly shaped input."
+    return as_float64_array(a, name, ndim=ndim, shape="(n, T, d)" if ndim == 3 else "(d, d_v)")
 
 # %% ../nbs/10_your_data.ipynb #771bbdee
 _DATA_LIMITS = ("too few samples", "singular", "no residual degrees of freedom", "need p >= 1 and N >= 2", "no positive entry")
@@ -172,12 +166,10 @@ def _identifiability_warnings(kind, shape, value_known: bool, noise_std, rank) -
 def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     "ValueError naming the argument for a bad `kind`, `noise_std`, `bootstrap`, `fraction` or `min_agreement`."
     if kind not in KINDS: raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    if noise_std is not None and not (isinstance(noise_std, (int, float, np.integer, np.floating)) and math.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be a finite number >= 0 or None; got {noise_std!r}")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
-        raise ValueError(f"bootstrap must be an integer >= 0 (the number of resamples); got {bootstrap!r}")
-    if not 0 < fraction <= 1: raise ValueError(f"fraction must lie in (0, 1]; got {fraction!r}")
-    if not 0 <= min_agreement <= 1: raise ValueError(f"min_agreement must lie in [0, 1]; got {min_agreement!r}")
+    _checked_noise_std(noise_std, allow_none=True)
+    _checked_number(bootstrap, "bootstrap", integer=True, low=0)                       # the number of resamples
+    _checked_number(fraction, "fraction", low=0, high=1, open_low=True)
+    _checked_number(min_agreement, "min_agreement", low=0, high=1)
 
 def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: float | None = None, bootstrap: int = 200,
              seed: int = 0, fraction: float = 0.8, min_agreement: float = 0.5) -> RankEstimate:

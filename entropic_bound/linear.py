@@ -211,15 +211,11 @@ def sample_size_sweep(ns, seeds=(0, 1, 2), T: int = 16, d: int = 12, r_star: int
     return {k: np.stack(v) for k, v in out.items()} | dict(n=np.asarray(ns))
 
 # %% ../nbs/04_linear_surrogate.ipynb #1ee5a4b4
+from .spectral import as_float64_array, _checked_noise_std
+
 def _samples(Y, name: str = "Y") -> torch.Tensor:
-    "`Y` (numpy or torch) as a float64 CPU tensor of shape (n, T, d), or ValueError."
-    try: t = Y.detach().to("cpu", torch.float64) if isinstance(Y, torch.Tensor) else torch.as_tensor(np.asarray(Y, dtype=np.float64))
-    except (TypeError, ValueError) as e: raise ValueError(f"{name} must be a numeric array: {e}") from None
-    if t.dim() != 3: raise ValueError(f"{name} must have shape (n, T, d); got {tuple(t.shape)}")
-    if t.shape[0] < 1: raise ValueError(f"{name} needs n >= 1 samples; got n={t.shape[0]}")
-    if t.shape[1] < 1 or t.shape[2] < 1: raise ValueError(f"{name} needs T >= 1 and d >= 1; got shape {tuple(t.shape)}")
-    if not torch.isfinite(t).all(): raise ValueError(f"{name} contains NaN or inf")
-    return t
+    "`Y` (numpy or torch) as a float64 CPU tensor of shape (n, T, d), or an error naming `name` (the library's one array validator, `as_float64_array`)."
+    return torch.as_tensor(as_float64_array(Y, name, ndim=3, shape="(n, T, d)"))
 
 def output_covariance_eigenvalues(Y) -> torch.Tensor:
     "Eigenvalues, descending, of S = (1/(n d)) Σ_i Y_i Y_iᵀ for samples `Y` (n, T, d) -> (T,)."
@@ -233,15 +229,15 @@ from .spectral import RankDecision, power_of_two_scale
 
 def linear_rank_decision(Y, noise_std: float | None = None, level: float = 0.99) -> RankDecision:
     "The data-only decision for r* of the fixed-operator task from outputs `Y` (n, T, d): eigenvalues of S = (1/(nd)) Σ Y_i Y_iᵀ (Y divided by a power of two first) against the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
-    if noise_std is not None and not (np.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be a finite number >= 0 or None; got {noise_std}")
+    noise_std = _checked_noise_std(noise_std, allow_none=True)
     Y = _samples(Y)
     n, T, d = Y.shape
     c = power_of_two_scale(Y)                                                  # units: S is computed on Y / c (exact)
     lam, N = output_covariance_eigenvalues(Y / c), n * d
     method = f"eigenvalues of (1/(nd)) Σ Y_i Y_iᵀ, Tracy–Widom {level:.0%} edge"
     if noise_std is not None:
-        edge = wishart_edge(T, N, (float(noise_std) / c)**2, level)
+        var = (noise_std / c) * (noise_std / c)                                 # inf only if σ dwarfs the data past float range: nothing stands out
+        edge = wishart_edge(T, N, var, level) if math.isfinite(var) else math.inf
         return RankDecision(int((lam > edge).sum()), lam.numpy(), edge, float(noise_std), "given", method, {"Y": c})
     k = 0
     while k < T - 1 and lam[k] > wishart_edge(T, N, float(lam[k:].mean()), level):   # σ̂²_k = mean of eigenvalues beyond the top k

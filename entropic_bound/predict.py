@@ -24,15 +24,6 @@ __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit',
            'estimated_attention', 'log_attention_fit', 'observation_noise_edge', 'softmax_route_ranks']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
-def _as_float64(a, name: str) -> np.ndarray:
-    "`a` (ndarray or tensor) as a float64 ndarray; ValueError if not numeric or not finite."
-    if isinstance(a, torch.Tensor): a = a.detach().to("cpu", torch.float64).numpy()
-    try: a = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as e: raise ValueError(f"{name} must be a numeric array: {e}") from None
-    if a.size == 0: raise ValueError(f"{name} is empty (shape {a.shape})")
-    if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
-    return a
-
 def min_qk_samples(T: int, d: int, d_v: int, value_known: bool = True, estimate_noise: bool = True) -> int:
     "Samples needed by the linear-QK least squares (V known, or lifted for V unknown), with residual dof > 0 if `estimate_noise`: exact for T >= d, necessary for T < d."
     r_x = min(T, d)
@@ -169,20 +160,19 @@ def leading_kernel_factor(fit: KernelFit) -> np.ndarray:
     return U[:, 0].reshape(d, d)
 
 # %% ../nbs/06b_predictability.ipynb #fae35cf4
-from .spectral import RankDecision, power_of_two_scale
+from .spectral import RankDecision, power_of_two_scale, as_float64_array, _checked_noise_std
 
 def _qk_inputs(X, Y, V, noise_std=None):
     "Validate and convert the inputs of `predict_qk_rank`: X (n, T, d), Y (n, T, d_v), V (d, d_v) or None, `noise_std` finite >= 0 or None."
-    X, Y = _as_float64(X, "X"), _as_float64(Y, "Y")
+    X, Y = as_float64_array(X, "X", shape="(n, T, d)"), as_float64_array(Y, "Y", shape="(n, T, d_v)")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, T, d); got {X.shape}")
     if Y.ndim != 3: raise ValueError(f"Y must have shape (n, T, d_v); got {Y.shape}")
     if X.shape[0] != Y.shape[0]: raise ValueError(f"X and Y have different numbers of samples n: {X.shape[0]} vs {Y.shape[0]}")
     if X.shape[1] != Y.shape[1]: raise ValueError(f"X and Y have different sequence lengths T: {X.shape[1]} vs {Y.shape[1]}")
     if V is not None:
-        V = _as_float64(V, "V")
+        V = as_float64_array(V, "V", shape="(d, d_v)")
         if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
-    if noise_std is not None and not (isinstance(noise_std, (int, float, np.integer, np.floating)) and math.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
+    _checked_noise_std(noise_std, allow_none=True)
     return X, Y, V
 
 def fit_qk_kernel(X, Y, V=None, noise_std: float | None = None) -> KernelFit:

@@ -42,9 +42,12 @@ def as_float64_array(a, name: str = "M", ndim: int | None = None, min_ndim: int 
         if a.dtype.kind == "c": raise InputTypeError(f"{name} is complex ({a.dtype}); expected real numbers: pass the real part, or the magnitude, explicitly")
         if a.dtype.kind not in "biuf": raise InputTypeError(f"{name} must be {want}; got an array of dtype {a.dtype}")
         a = a.astype(np.float64, copy=False)
-    if ndim is not None and a.ndim != ndim: raise ValueError(f"{name} must have {ndim} dimensions{' ' + shape if shape else ''}; got shape {tuple(a.shape)}")
-    if a.ndim < min_ndim: raise ValueError(f"{name} must have at least {min_ndim} dimensions{' ' + shape if shape else ''}; got shape {tuple(a.shape)}")
-    if a.size == 0: raise ValueError(f"{name} is empty (shape {tuple(a.shape)})")
+    if ndim is not None and a.ndim != ndim: raise ValueError(f"{name} must have {ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if a.ndim < min_ndim: raise ValueError(f"{name} must have at least {min_ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if a.size == 0:
+        sizes = [s.strip() for s in shape.strip("()").split(",")] if shape.startswith("(") and "..." not in shape else []
+        need = [f"{s} >= 1" for s, k in zip(sizes, a.shape) if k == 0] if len(sizes) == a.ndim else []
+        raise ValueError(f"{name} is empty (shape {tuple(a.shape)}){'; needs ' + ' and '.join(need) if need else ''}")
     if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
     return a
 

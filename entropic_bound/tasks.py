@@ -11,8 +11,31 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['ATTENTION', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention', 'softmax_attention', 'AttentionTask',
-           'attention_task']
+__all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention',
+           'softmax_attention', 'AttentionTask', 'attention_task']
+
+# %% ../nbs/20_tasks.ipynb #0c5e2f17
+from .spectral import as_float64_array, _checked_number, _checked_noise_std, InputTypeError
+
+def _checked_sizes(**sizes) -> list:
+    "Each of `sizes` (name=value) as an int >= 1, or an error naming it."
+    return [_checked_number(v, k, integer=True, low=1) for k, v in sizes.items()]
+
+def _checked_spectrum(spectrum, r_star: int) -> torch.Tensor:
+    "`spectrum` as `r_star` finite positive float64 values, or an error naming spectrum."
+    s = as_float64_array(spectrum, "spectrum", ndim=1, shape=f"of {r_star} singular values")
+    if s.shape != (r_star,) or (s <= 0).any(): raise ValueError(f"spectrum must be {r_star} finite positive values; got {s.tolist()}")
+    return torch.as_tensor(s)
+
+def checked_device(device) -> torch.device:
+    "`device` as a `torch.device` that this machine has, or an error naming device."
+    try: dev = torch.device(device)
+    except (TypeError, RuntimeError, ValueError): raise InputTypeError(f"device must be a torch device such as 'cpu' or 'cuda'; got {device!r}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={str(device)!r}, but this torch ({torch.__version__}) sees no CUDA device; use device='cpu'")
+    if dev.type not in ("cpu", "cuda"): raise ValueError(f"device must be 'cpu' or 'cuda'; got {str(device)!r}")
+    return dev
+
 
 # %% ../nbs/20_tasks.ipynb #8ca672f9
 @dataclass
@@ -39,12 +62,10 @@ def _haar_orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tenso
 def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None, noise_std: float = 0.05,
                 seed: int = 0, device="cpu") -> LinearTask:
     "Draw `n` samples of $Y=A^*XV^*+E$ with rank(A*)=`r_star` and singular values `spectrum` (default linspace(1, 0.7, r*))."
-    if n < 1: raise ValueError(f"n must be >= 1; got {n}")
-    if T < 1 or d < 1: raise ValueError(f"T and d must be >= 1; got T={T}, d={d}")
-    if not 1 <= r_star <= min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
-    if noise_std < 0 or not math.isfinite(noise_std): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
-    s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else torch.as_tensor(spectrum, dtype=torch.float64)
-    if s.shape != (r_star,) or (s <= 0).any(): raise ValueError(f"spectrum must be {r_star} positive values; got {s.tolist()}")
+    n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
+    if r_star > min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
+    noise_std, seed, device = _checked_noise_std(noise_std), _checked_number(seed, "seed", integer=True), checked_device(device)
+    s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else _checked_spectrum(spectrum, r_star)
     gen = torch.Generator().manual_seed(int(seed))
     A = _haar_orthonormal(T, r_star, gen) @ torch.diag(s) @ _haar_orthonormal(T, r_star, gen).T
     V = _haar_orthonormal(d, d, gen)
@@ -97,12 +118,12 @@ class AttentionTask:
 def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str = "softmax", noise_std: float = 0.05,
                    kernel_scale: float | None = None, d_v: int | None = None, seed: int = 0, device="cpu") -> AttentionTask:
     "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a flat rank-`r_star` kernel of scale `kernel_scale`."
-    if kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
-    if n < 1: raise ValueError(f"n must be >= 1; got {n}")
-    if not 1 <= r_star <= d: raise ValueError(f"r_star must lie in 1..d={d}; got {r_star}")
-    if noise_std < 0 or not math.isfinite(noise_std): raise ValueError(f"noise_std must be finite and >= 0; got {noise_std}")
-    d_v = d if d_v is None else d_v
-    c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else float(kernel_scale)
+    if not isinstance(kind, str) or kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+    n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
+    d_v = d if d_v is None else _checked_number(d_v, "d_v", integer=True, low=1)
+    if r_star > d: raise ValueError(f"r_star must lie in 1..d={d}; got {r_star}")
+    noise_std, seed, device = _checked_noise_std(noise_std), _checked_number(seed, "seed", integer=True), checked_device(device)
+    c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else _checked_number(kernel_scale, "kernel_scale", low=0, open_low=True)
     gen = torch.Generator().manual_seed(int(seed))
     K = c * _haar_orthonormal(d, r_star, gen) @ _haar_orthonormal(d, r_star, gen).T
     V = _haar_orthonormal(max(d, d_v), max(d, d_v), gen)[:d, :d_v]
