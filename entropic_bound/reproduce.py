@@ -51,11 +51,16 @@ def config_key(config: dict) -> str:
     "Short stable hash of a configuration."
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 
+def _umask() -> int:
+    "The process's file-creation mask (read by setting it and putting it back)."
+    mask = os.umask(0o022); os.umask(mask); return mask
+
 def atomic_write(path: Path, data) -> None:
-    "Write `data` (str or bytes) to `path` through a temporary file and a rename: readers never see a partial file."
+    "Write `data` (str or bytes) to `path` through a temporary file and a rename: readers never see a partial file. The file gets the mode any new file gets here (0666 less the umask), not the temporary file's 0600."
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -199,19 +204,37 @@ def _check_args(p, a):
         a.only = [t.strip() for t in a.only.split(",") if t.strip()]
         bad = [t for t in a.only if t not in EXPERIMENTS]
         if bad or not a.only: p.error(f"unknown table(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(EXPERIMENTS)}")
+    if not a.out.strip(): p.error("--out is empty; give the directory to write the results to")
     out = Path(a.out)
-    if out.exists() and not out.is_dir(): p.error(f"--out {out} exists and is not a directory")
-    probe = out if out.exists() else next((q for q in out.absolute().parents if q.exists()), Path("/"))
+    try:
+        if out.exists() and not out.is_dir(): p.error(f"--out {out} exists and is not a directory")
+        probe = out if out.exists() else next((q for q in out.absolute().parents if q.exists()), Path("/"))
+    except OSError as e: p.error(f"--out {out} cannot be used: {e.strerror or e}")
+    if not probe.is_dir(): p.error(f"--out {out} lies under {probe}, which is a file, not a directory")
     if not os.access(probe, os.W_OK): p.error(f"--out {out} is not writable")
     if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda was asked for, but no CUDA device is available here")
+
+def _interrupted(out) -> int:
+    "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
+    kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
+    sys.stderr.write(f"entropic-bound: interrupted; kept in {out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
+    return 130
+
+def _unwritable(out, e: OSError) -> int:
+    "An output that cannot be written (read-only place, full disk, ...): one line and exit status 2."
+    sys.stderr.write(f"entropic-bound: error: cannot write the results under --out {out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}\n")
+    return 2
 
 def main(argv=None) -> int:
     "Console entry point `entropic-bound`."
     p = _parser(); a = p.parse_args(argv)
     _check_args(p, a)
     t0 = time.perf_counter()
-    claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                       False if a.no_progress else None)
+    try:
+        claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
+                           False if a.no_progress else None)
+    except KeyboardInterrupt: return _interrupted(a.out)
+    except OSError as e: return _unwritable(a.out, e)
     held = sum(c["holds"] for c in claims)
     for c in claims:
         if not c["holds"]: print(f"FAILS {c['id']}: measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")

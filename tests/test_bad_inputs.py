@@ -4,6 +4,7 @@ the argument's name; nothing returns a number it cannot stand behind, and nothin
 invariance, and batching equals looping."""
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +274,102 @@ def test_batching_equals_looping(mk, torch_in):
         looped = np.array([np.asarray(f(B[i])) for i in range(A.shape[0])])
         np.testing.assert_allclose(batched, looped, rtol=1e-12)
     assert isinstance(effective_rank(B), torch.Tensor) == torch_in
+
+
+# ---- the command line: misuse is one line, never a traceback -------------------------------------------------------
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from entropic_bound import reproduce as rp
+
+
+def _run_main(argv, capsys):
+    "Exit status and stderr of `entropic-bound argv`, run in this process."
+    try: code = rp.main(argv)
+    except SystemExit as e: code = e.code
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+@pytest.mark.parametrize("out", ["", "   ", "{file}/sub", "{file}/sub/deeper", "{file}"])
+def test_cli_bad_out(out, tmp_path, capsys):
+    f = tmp_path / "afile"; f.write_text("x")
+    code, err = _run_main(["reproduce", "--out", out.format(file=f)], capsys)
+    assert code == 2 and err.startswith("entropic-bound: error: --out") and "\n" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
+
+
+@pytest.mark.parametrize("error", [PermissionError(13, "Permission denied", "/ro/results/table1.csv"),
+                                   OSError(28, "No space left on device", "/full/results/claims.json"),
+                                   NotADirectoryError(20, "Not a directory", "/x/results")])
+def test_cli_unwritable_during_the_run(error, tmp_path, capsys, monkeypatch):
+    def fail(*a, **k): raise error
+    monkeypatch.setattr(rp, "reproduce", fail)
+    code, err = _run_main(["reproduce", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and err.startswith("entropic-bound: error: cannot write the results under --out") and "\n" not in err, err
+    assert error.strerror in err and error.filename in err
+
+
+def test_cli_ctrl_c_in_process(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "r"
+    def interrupted(out_, *a, **k):
+        Path(out_).mkdir(parents=True, exist_ok=True); (Path(out_) / "table1.csv").write_text("a\n1\n")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(rp, "reproduce", interrupted)
+    code, err = _run_main(["reproduce", "--out", str(out)], capsys)
+    assert code == 130 and "\n" not in err and "table1.csv" in err and "interrupted" in err, err
+
+
+FAKE_SLOW = textwrap.dedent('''
+    import sys, time
+    from dataclasses import dataclass
+    from entropic_bound.experiment import Experiment
+    from entropic_bound.report import ExperimentResult
+    from entropic_bound import reproduce as rp
+
+    @dataclass(frozen=True)
+    class S:
+        scale: float = 1.0
+
+    class Fake(Experiment):
+        Settings, presets = S, {"quick": {}, "paper": {}}
+        def __init__(self, name): self.name, self.section, self.title = name, "§0", name
+        def measure(self, s, part, seeds, device="cpu", progress=None):
+            if self.name == "table2": print("READY", flush=True); time.sleep(60)
+            return {x: 1.0 for x in seeds}
+        def summarise(self, s, units):
+            return ExperimentResult(self.name, [dict(seed=x, value=y) for x, y in units["main"].items()], [])
+    table1, table2 = Fake("table1"), Fake("table2")
+    rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="__main__:table1", table2="__main__:table2")
+    sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1"]))
+''')
+
+
+def test_cli_ctrl_c_is_one_line_and_130(tmp_path):
+    (tmp_path / "slow.py").write_text(FAKE_SLOW)
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "READY"                             # table1 written, table2 running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [f"entropic-bound: interrupted; kept in {out}: table1.csv (rerun the same command to continue)"], err
+    assert (out / "table1.csv").is_file() and not (out / "table2.csv").exists()
+    assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
+
+
+def test_outputs_respect_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        rp.atomic_write(tmp_path / "a.csv", "x\n")
+        assert os.stat(tmp_path / "a.csv").st_mode & 0o777 == 0o644                # readable by colleagues
+        os.umask(0o077)
+        rp.atomic_write(tmp_path / "b.csv", b"x\n")
+        assert os.stat(tmp_path / "b.csv").st_mode & 0o777 == 0o600                # a private umask is obeyed too
+    finally:
+        os.umask(old)
