@@ -2,9 +2,12 @@
 
 Markdown cells are copied; code cells are shown as Python blocks with their text outputs;
 cells marked `#| hide` are left out and nbdev directive lines (`#| ...`) are stripped;
-`#| echo: false` cells show only their output. Image outputs are left out (the docs show them).
+`#| echo: false` cells show only their output. A PNG output is written, byte for byte as the
+notebook stores it, to nbs/images/readme-N.png and linked from the README, so the README shows
+the figure the executed front page shows (--check compares those files too).
 Usage: python scripts/make_readme.py [--check]
 """
+import base64
 import json
 import re
 import sys
@@ -12,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DIRECTIVE = re.compile(r"^\s*#\s*\|\s*(.*?)\s*$")
+IMAGES = "nbs/images"                                       # PNG outputs of the front page, relative to the repo root
 
 
 def directives(src: str) -> list[str]:
@@ -19,9 +23,9 @@ def directives(src: str) -> list[str]:
     return [m.group(1) for line in src.splitlines() if (m := DIRECTIVE.match(line))]
 
 
-def render(nb: dict) -> str:
-    "The README text for the notebook `nb`."
-    parts = []
+def render(nb: dict) -> tuple[str, dict]:
+    "The README text for the notebook `nb`, and the PNG files it links to ({path from the repo root: bytes})."
+    parts, images = [], {}
     for cell in nb["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown":
@@ -41,6 +45,11 @@ def render(nb: dict) -> str:
                 text = "".join(out["text"])
             elif "data" in out:
                 data = out["data"]
+                if "image/png" in data:
+                    path = f"{IMAGES}/readme-{len(images) + 1}.png"
+                    images[path] = base64.b64decode("".join(data["image/png"]))
+                    parts.append(f"![figure]({path})")
+                    continue
                 if "text/markdown" in data:
                     parts.append("".join(data["text/markdown"]).strip())
                     continue
@@ -49,21 +58,28 @@ def render(nb: dict) -> str:
             if text and text.strip():
                 parts.append(f"```\n{text.rstrip()}\n```")
     text = "\n\n".join(p for p in parts if p) + "\n"
-    return re.sub(r"\]\((?!https?:|#|/)([^)]+?\.ipynb)\)", r"](nbs/\1)", text)   # notebook links from the repo root
+    return re.sub(r"\]\((?!https?:|#|/)([^)]+?\.ipynb)\)", r"](nbs/\1)", text), images   # notebook links from the repo root
 
 
 def main(argv):
     nb = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))
-    text = render(nb)
+    text, images = render(nb)
     readme = ROOT / "README.md"
+    stale = sorted(p for p in (ROOT / IMAGES).glob("readme-*.png") if f"{IMAGES}/{p.name}" not in images)
     if "--check" in argv:
-        if readme.read_text(encoding="utf-8") != text:
-            print("README.md differs from nbs/index.ipynb: run `python scripts/make_readme.py` and commit")
+        differs = [str(readme.relative_to(ROOT))] if readme.read_text(encoding="utf-8") != text else []
+        differs += [path for path, data in images.items() if not (ROOT / path).is_file() or (ROOT / path).read_bytes() != data]
+        differs += [str(p.relative_to(ROOT)) for p in stale]
+        if differs:
+            print(f"{', '.join(differs)} differ from nbs/index.ipynb: run `python scripts/make_readme.py` and commit")
             return 1
-        print("README.md matches nbs/index.ipynb")
+        print("README.md and its figures match nbs/index.ipynb")
         return 0
+    for p in stale: p.unlink()
+    for path, data in images.items():
+        (ROOT / path).parent.mkdir(parents=True, exist_ok=True); (ROOT / path).write_bytes(data)
     readme.write_text(text, encoding="utf-8")
-    print("wrote README.md")
+    print(f"wrote README.md and {len(images)} figure(s) under {IMAGES}/")
     return 0
 
 
