@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .train import cpu_threads
-from .spectral import effective_rank, energy_effective_rank, stable_rank, marchenko_pastur_median, noise_edge, _entropy_rank
+from .spectral import effective_rank, energy_effective_rank, stable_rank, marchenko_pastur_median, noise_edge, _entropy_rank, _mp_edge
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'ROTARY_FAMILIES', 'AuditInputError', 'require', 'default_model_dir',
@@ -28,9 +28,9 @@ __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'ROTARY_FAMILIES', 'AuditInputE
            'load_adapter', 'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs', 'kernel_core',
            'energy_components', 'static_head_ranks', 'HeadStates', 'head_states', 'whitened_order', 'static_order',
            'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_ranks',
-           'split_sequences', 'measure_layer', 'error_curves', 'mp_noise_std', 'matrix_measures', 'layer_table',
-           'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures',
-           'write_audit', 'audit', 'audit_main']
+           'split_sequences', 'measure_layer', 'error_curves', 'matrix_measures', 'layer_table', 'HeadsReport',
+           'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures', 'write_audit', 'audit',
+           'audit_main']
 
 # %% ../nbs/09_real_heads.ipynb #1bcbe30b
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -408,12 +408,6 @@ def error_curves(adapter: HeadAdapter, layer: int, X, mask, fit, held, heads=Non
     return dict(ranks=ranks, **out)
 
 # %% ../nbs/09_real_heads.ipynb #5f96c488
-def mp_noise_std(s, shape) -> float:
-    "Noise std from the median singular value of an m x n matrix: s_med / sqrt(max(m, n) * mu_beta) (Gavish & Donoho 2014)."
-    m, n = shape
-    beta = min(m, n) / max(m, n)
-    return float(np.median(s) / math.sqrt(max(m, n) * marchenko_pastur_median(beta)))
-
 def matrix_measures(W) -> dict:
     "WeightWatcher-style measures of one matrix W (out, in): shape, stable/Shannon/energy rank, MP noise, edge, spikes, soft rank."
     W = np.asarray(torch.as_tensor(W).detach().cpu().double())
@@ -421,8 +415,8 @@ def matrix_measures(W) -> dict:
     G = W.T @ W if W.shape[1] <= W.shape[0] else W @ W.T                      # M x M Gram: s_i^2 are its eigenvalues
     s = np.sqrt(np.clip(np.linalg.eigvalsh(G)[::-1], 0, None))
     w = s / s[0]
-    sigma = mp_noise_std(s, W.shape)
-    edge = noise_edge(N, M, sigma)                                             # MP bulk edge of the singular values
+    edge = float(_mp_edge(s, W.shape, None, None))                             # §3's MP bulk edge, σ from the median singular value
+    sigma = edge / (math.sqrt(N) + math.sqrt(M))                               # that σ (spectral.mp_noise_std, from these s)
     return dict(N=N, M=M, stable_rank=float((w**2).sum()), shannon_rank=float(_entropy_rank(w)), energy_rank=float(_entropy_rank(w**2)),
                 noise_std=sigma, sigma_rms=sigma / (np.linalg.norm(s) / math.sqrt(N * M)), mp_edge=edge,
                 spikes=int((s > edge).sum()), mp_softrank=float(edge**2 / s[0]**2), sv_max=float(s[0]))

@@ -11,12 +11,15 @@ from typing import Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['Claim', 'claim_over_seeds', 'assert_claims', 'markdown_table', 'csv_table', 'ExperimentResult']
+__all__ = ['KINDS', 'Claim', 'claim_over_seeds', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table',
+           'ExperimentResult']
 
 # %% ../nbs/22_report.ipynb #0968f163
+KINDS = ("empirical", "consistency")
+
 @dataclass
 class Claim:
-    "One claim: `measured` (mean over seeds, `spread` = [min, max]) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`."
+    "One claim: `measured` (mean over seeds, `spread` = [min, max]) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`; `kind` 'empirical' (with a negative `control` Claim that must fail) or 'consistency'."
     id: str
     section: str
     statement: str
@@ -26,12 +29,17 @@ class Claim:
     spread: tuple | None = None
     paper: float | str | None = None
     target: float | None = None
+    kind: str = "empirical"
+    control: "Claim | None" = None
 
     def __post_init__(self):
         if self.direction not in ("<=", ">=", "within"): raise ValueError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
         if (self.direction == "within") != (self.target is not None): raise ValueError(f"claim {self.id}: a target is given exactly when direction is 'within'")
         if not all(math.isfinite(v) for v in (self.measured, self.threshold, 0.0 if self.target is None else self.target)):
             raise ValueError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}) and target must be finite")
+        if self.kind not in KINDS: raise ValueError(f"claim {self.id}: kind must be one of {KINDS}; got {self.kind!r}")
+        if (self.kind == "empirical") != (self.control is not None):
+            raise ValueError(f"claim {self.id}: an empirical claim needs a negative control, and only an empirical claim has one")
 
     @property
     def holds(self) -> bool:
@@ -40,35 +48,69 @@ class Claim:
         return bool(self.measured <= self.threshold) if self.direction == "<=" else bool(self.measured >= self.threshold)
 
     @property
+    def informative(self) -> bool:
+        "An empirical claim is informative when its control fails; a consistency check always is."
+        return self.control is None or not self.control.holds
+
+    @property
+    def verdict(self) -> str:
+        "'holds', 'fails' or 'uninformative' (the claim and its control both pass)."
+        return "fails" if not self.holds else ("holds" if self.informative else "uninformative")
+
+    @property
     def criterion(self) -> str:
         "The condition in words, e.g. '<= 0.05' or 'within 3 ± 0.5'."
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, measured, spread, threshold, direction, target, criterion, holds, paper."
-        return dict(id=self.id, section=self.section, statement=self.statement, measured=float(self.measured),
+        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, holds, verdict, paper, control."
+        return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
                     spread=None if self.spread is None else [float(v) for v in self.spread],
                     threshold=float(self.threshold), direction=self.direction,
                     target=None if self.target is None else float(self.target), criterion=self.criterion,
-                    holds=self.holds, paper=self.paper)
+                    holds=self.holds, verdict=self.verdict, paper=self.paper,
+                    control=None if self.control is None else dict(statement=self.control.statement, measured=float(self.control.measured),
+                                                                   spread=None if self.control.spread is None else [float(v) for v in self.control.spread],
+                                                                   criterion=self.control.criterion, holds=self.control.holds))
 
     def __str__(self):
         spread = "" if self.spread is None else f" [{self.spread[0]:.4g}, {self.spread[1]:.4g}]"
-        return f"{'HOLDS' if self.holds else 'FAILS'}  {self.id}: {self.measured:.4g}{spread} {self.criterion}  — {self.statement}"
+        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}  — {self.statement}"
+        if self.control is None: return head
+        return head + f"\n{'':14s}control: {self.control.measured:.4g} {'passes (uninformative!)' if self.control.holds else 'fails, as it must'} — {self.control.statement}"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
-def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None) -> Claim:
-    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread."
+def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None,
+                     kind: str = "empirical", control=None) -> Claim:
+    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion."
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0: raise ValueError(f"claim {id}: no values")
+    ctl = None
+    if control is not None:
+        c_statement, c_values = control
+        cv = np.asarray(c_values, dtype=np.float64).ravel()
+        if cv.size == 0: raise ValueError(f"claim {id}: no control values")
+        ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
+                    None, None if target is None else float(target), "consistency")
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
-                 None if target is None else float(target))
+                 None if target is None else float(target), kind, ctl)
 
-def assert_claims(claims: Sequence[Claim]) -> None:
-    "Print every claim with its verdict; raise AssertionError naming those that fail."
+def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = ()) -> None:
+    "Print every claim with its verdict and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses) and any claim whose control passes."
     for c in claims: print(c)
-    failed = [c.id for c in claims if not c.holds]
-    assert not failed, f"claims that do not hold: {failed}"
+    bad = [c.id for c in claims if (not c.holds and c.id not in expect_fail)]
+    assert not bad, f"claims that do not hold: {bad}"
+    uninformative = [c.id for c in claims if not c.informative]
+    assert not uninformative, f"claims whose negative control passes too (uninformative): {uninformative}"
+    unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
+    assert not unexpected, f"claims expected to fail that hold: {unexpected}"
+
+def count_claims(records) -> dict:
+    "Counts of claim records (dicts) by kind and verdict: empirical held / uninformative / total, consistency passed / total."
+    emp = [r for r in records if r["kind"] == "empirical"]; con = [r for r in records if r["kind"] == "consistency"]
+    return dict(empirical=len(emp), empirical_hold=sum(r["verdict"] == "holds" for r in emp),
+                uninformative=sum(r["verdict"] == "uninformative" for r in emp),
+                consistency=len(con), consistency_pass=sum(r["holds"] for r in con))
 
 # %% ../nbs/22_report.ipynb #01501a2c
 def _fmt(v, digits: int = 4) -> str:

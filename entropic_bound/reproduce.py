@@ -12,12 +12,13 @@ import torch
 from tqdm import tqdm
 
 from . import __version__
-from .report import Claim, ExperimentResult, markdown_table, csv_table
+from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
 from .experiment import run
 
 # %% auto #0
-__all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'experiment', 'experiment_config', 'config_key', 'atomic_write',
-           'run_experiment', 'figure1', 'claims_markdown', 'summary_markdown', 'reproduce', 'main']
+__all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment', 'experiment_config', 'config_key',
+           'atomic_write', 'run_experiment', 'figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown',
+           'reproduce', 'main']
 
 # %% ../nbs/90_reproduce.ipynb #a77e935f
 EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
@@ -138,18 +139,27 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
 
 # %% ../nbs/90_reproduce.ipynb #9b98cbd1
 def claims_markdown(claims: list) -> str:
-    "The claim records as a Markdown table, the paper's figure beside ours."
-    rows = [dict(id=c["id"], measured=c["measured"], spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
-                 criterion=c["criterion"], holds="yes" if c["holds"] else "**NO**",
+    "The claim records as a Markdown table: kind, verdict, the measurement and its negative control, the paper's figure beside ours."
+    rows = [dict(id=c["id"], kind=c["kind"], measured=c["measured"],
+                 spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
+                 criterion=c["criterion"], verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**",
+                 control="—" if c["control"] is None else f"{c['control']['measured']:.4g} ({'fails' if not c['control']['holds'] else '**passes**'})",
                  paper="" if c["paper"] is None else c["paper"], statement=c["statement"]) for c in claims]
     return markdown_table(rows)
 
+def claims_count_line(claims: list) -> str:
+    "One line: how many empirical claims hold (with failing controls), how many are uninformative, how many consistency checks pass."
+    k = count_claims(claims)
+    line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
+    if k["uninformative"]: line += f" ({k['uninformative']} uninformative: the control passed too)"
+    return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass"
+
 def summary_markdown(records: list, preset: str, seeds) -> str:
-    "DIR/summary.md: every table as Markdown and every claim with its verdict."
+    "DIR/summary.md: every table as Markdown and every claim with its kind, verdict and control."
     claims = [c for r in records for c in r["claims"]]
-    held = sum(c["holds"] for c in claims)
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
-             f"entropic_bound {__version__}. Claims holding: **{held} / {len(claims)}**."]
+             f"entropic_bound {__version__}. **{claims_count_line(claims)}.** An empirical claim is the paper's claim about the world; "
+             "a consistency check is guaranteed by a theorem or by the setting and checks the code."]
     for r in records:
         parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]
@@ -187,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="entropic-bound", description="The Entropic Bound for Transformers (arXiv 2607.23050), reproduced.")
     p.add_argument("--version", action="version", version=f"entropic_bound {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    for name, what in SUBCOMMANDS.items(): sub.add_parser(name, help=what[2], add_help=False)   # parsed by their own modules
     r = sub.add_parser("reproduce", help="run every experiment and write tables, figures, summary.md and claims.json")
     r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: minutes on 2 CPU cores (default); paper: the paper's scale")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
@@ -214,6 +225,20 @@ def _check_args(p, a):
     if not os.access(probe, os.W_OK): p.error(f"--out {out} is not writable")
     if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda was asked for, but no CUDA device is available here")
 
+SUBCOMMANDS = {"estimate": ("entropic_bound.estimate", "estimate_main", "estimate r* of your own samples (X, Y) from a file, before any training"),
+               "audit": ("entropic_bound.heads", "audit_main", "static vs attention-native rank of every head of a real checkpoint (extra [models])")}
+
+def _interrupted(out) -> int:
+    "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
+    kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
+    sys.stderr.write(f"entropic-bound: interrupted; kept in {out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
+    return 130
+
+def _unwritable(out, e: OSError) -> int:
+    "An output that cannot be written (read-only place, full disk, ...): one line and exit status 2."
+    sys.stderr.write(f"entropic-bound: error: cannot write the results under --out {out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}\n")
+    return 2
+
 def _interrupted(out) -> int:
     "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
     kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
@@ -226,7 +251,11 @@ def _unwritable(out, e: OSError) -> int:
     return 2
 
 def main(argv=None) -> int:
-    "Console entry point `entropic-bound`."
+    "Console entry point `entropic-bound`: `reproduce` here; `estimate` and `audit` handed to their modules."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        module, fn, _ = SUBCOMMANDS[argv[0]]
+        return getattr(importlib.import_module(module), fn)(argv[1:])
     p = _parser(); a = p.parse_args(argv)
     _check_args(p, a)
     t0 = time.perf_counter()
@@ -235,8 +264,8 @@ def main(argv=None) -> int:
                            False if a.no_progress else None)
     except KeyboardInterrupt: return _interrupted(a.out)
     except OSError as e: return _unwritable(a.out, e)
-    held = sum(c["holds"] for c in claims)
     for c in claims:
-        if not c["holds"]: print(f"FAILS {c['id']}: measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
-    print(f"{held}/{len(claims)} claims hold ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
-    return 0 if held == len(claims) else 1
+        if c["verdict"] != "holds":
+            print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
+    print(f"{claims_count_line(claims)} ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
+    return 0 if all(c["verdict"] == "holds" for c in claims) else 1

@@ -116,8 +116,8 @@ class AttentionTask:
         return self.noise_std**2 * self.X.shape[1] * self.V.shape[1]
 
 def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str = "softmax", noise_std: float = 0.05,
-                   kernel_scale: float | None = None, d_v: int | None = None, seed: int = 0, device="cpu") -> AttentionTask:
-    "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a flat rank-`r_star` kernel of scale `kernel_scale`."
+                   kernel_scale: float | None = None, d_v: int | None = None, seed: int = 0, device="cpu", spectrum=None) -> AttentionTask:
+    "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a rank-`r_star` kernel of scale `kernel_scale`: flat, or with singular values `kernel_scale`·`spectrum`."
     if not isinstance(kind, str) or kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
     n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
     d_v = d if d_v is None else _checked_number(d_v, "d_v", integer=True, low=1)
@@ -125,7 +125,10 @@ def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str 
     noise_std, seed, device = _checked_noise_std(noise_std), _checked_number(seed, "seed", integer=True), checked_device(device)
     c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else _checked_number(kernel_scale, "kernel_scale", low=0, open_low=True)
     gen = torch.Generator().manual_seed(int(seed))
-    K = c * _haar_orthonormal(d, r_star, gen) @ _haar_orthonormal(d, r_star, gen).T
+    if spectrum is None: K = c * _haar_orthonormal(d, r_star, gen) @ _haar_orthonormal(d, r_star, gen).T
+    else:
+        sv = _checked_spectrum(spectrum, r_star)
+        K = c * (_haar_orthonormal(d, r_star, gen) * sv) @ _haar_orthonormal(d, r_star, gen).T
     V = _haar_orthonormal(max(d, d_v), max(d, d_v), gen)[:d, :d_v]
     X = torch.randn(n, T, d, generator=gen, dtype=torch.float64)
     Y_clean = ATTENTION[kind](X, K, V)

@@ -36,7 +36,8 @@ FAKE = textwrap.dedent('''
         def summarise(self, s, units):
             vals = list(units["main"].values())
             return ExperimentResult(self.name, [dict(seed=x, value=v) for x, v in units["main"].items()],
-                                    [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=")])
+                                    [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=",
+                                                     control=("the same value negated", [-v for v in vals]))])
     fake1, fake2 = Fake("fake1"), Fake("fake2")
 ''')
 
