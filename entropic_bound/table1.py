@@ -53,7 +53,7 @@ class Table1Settings:
                        control_extra_rank=(lambda v: v >= 1 and self.r_star + v <= min(self.T, self.d), ">= 1 with r_star + it <= min(T, d)"),
                        sweep_steps=(pos, "> 0"), gd_steps=(pos, "> 0"), sweep_lr=(pos, "> 0"), gd_lr=(pos, "> 0"))
 
-TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper)
+TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024), "smoke": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper); smoke: seconds, for tests
 
 # %% ../nbs/31_table1.ipynb #fa9e3cfc
 TEACHERS = ("paper", "nonflat", "control")

@@ -60,6 +60,7 @@ class Table3Settings:
 TABLE3_PRESETS = {
     "quick": dict(),
     "paper": dict(n=256, n_test=1000, steps=3000, full_sweep=(1, 2, 3, 4), estimator_n=(64, 256, 512), estimator_seeds=2),
+    "smoke": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),   # seconds, for tests
 }
 
 def _student_ranks(r_star: int, d: int, full: bool) -> list:

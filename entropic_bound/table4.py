@@ -35,7 +35,8 @@ class Table4Settings:
                        ns_known=(lambda v: len(v) > 0 and min(v) >= 1, "sample sizes >= 1"),
                        ns_unknown=(lambda v: len(v) > 0 and min(v) >= min_qk_samples(self.T, self.d, self.d, False), "sample sizes at or above the lifted regression's limit"))
 
-TABLE4_PRESETS = {"quick": dict(), "paper": dict(ns_known=(1, 2, 5, 10, 20, 50), ns_unknown=(80, 90, 100, 150, 250, 500, 1000))}
+TABLE4_PRESETS = {"quick": dict(), "paper": dict(ns_known=(1, 2, 5, 10, 20, 50), ns_unknown=(80, 90, 100, 150, 250, 500, 1000)),
+                  "smoke": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,))}   # smoke: seconds, for tests
 
 # %% ../nbs/34_table4.ipynb #cdf3ddb7
 def measure_table4(s: Table4Settings, seeds, device="cpu", progress=None) -> dict:

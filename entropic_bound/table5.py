@@ -42,7 +42,8 @@ class Table5Settings:
                        noise_std=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
                        n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"))
 
-TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16)}
+TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16),
+                  "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2)}   # smoke: seconds, for tests
 ROUTES = ("linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale")
 
 # %% ../nbs/35_table5.ipynb #eb359438
