@@ -15,6 +15,7 @@ min_python = cfg['min_python']
 requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
 models_requirements = cfg.get('models_requirements', '').split()
+cluster_requirements = cfg.get('cluster_requirements', '').split()
 console_scripts = cfg.get('console_scripts', '').split()
 
 setuptools.setup(
@@ -35,7 +36,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements, 'models': models_requirements},
+    extras_require={'dev': dev_requirements, 'models': models_requirements, 'cluster': cluster_requirements},
     python_requires='>=' + min_python,
     zip_safe=False,
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},

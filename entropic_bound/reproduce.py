@@ -22,8 +22,8 @@ __all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment
 
 # %% ../nbs/90_reproduce.ipynb #a77e935f
 EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
-PRESETS = ("quick", "paper")
-DEFAULT_SEEDS = {"quick": 3, "paper": 5}
+PRESETS = ("quick", "paper", "smoke")
+DEFAULT_SEEDS = {"quick": 3, "paper": 5, "smoke": 2}
 
 def experiment(name: str):
     "The `Experiment` object registered as `name`."
@@ -76,8 +76,8 @@ def _figure_png(fig) -> bytes:
     buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
 
 def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu",
-                   force: bool = False, progress: bool | None = None) -> dict:
-    "Run (or reuse) experiment `name`; write `tableN.csv`, its figures and its record; return the record."
+                   force: bool = False, progress: bool | None = None, scheduler=None) -> dict:
+    "Run (or reuse) experiment `name`; write `tableN.csv`, its figures and its record; return the record. With `scheduler` (a `--scheduler` string or a Dask client) the units are measured on Dask and summarised here: see [the cluster page](91_cluster.ipynb)."
     out = Path(out); state_dir = out / ".records"; state_dir.mkdir(parents=True, exist_ok=True)
     config = experiment_config(name, preset, seeds, device)
     record_path = state_dir / f"{name}.json"
@@ -88,7 +88,12 @@ def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2),
             return record
     exp = experiment(name)
     t0 = time.perf_counter()
-    result: ExperimentResult = run(exp, exp.settings(preset), tuple(seeds), device, progress)
+    unit_counts = None
+    if scheduler is None:
+        result: ExperimentResult = run(exp, exp.settings(preset), tuple(seeds), device, progress)
+    else:
+        from entropic_bound.cluster import run_on_cluster                        # Dask only when a scheduler is asked for
+        result, unit_counts = run_on_cluster(name, out, preset, seeds, device, scheduler, progress, reuse=not force)
     files = [f"{name}.csv"]
     atomic_write(out / f"{name}.csv", csv_table(result.rows))
     for stem, fig in result.figures.items():
@@ -97,6 +102,7 @@ def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2),
     record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=_jsonable(result.rows),
                   claims=[c.record() for c in result.claims], extra=_jsonable(result.extra), files=files,
                   seconds=time.perf_counter() - t0, reused=False)
+    if unit_counts is not None: record["units"] = unit_counts
     atomic_write(record_path, json.dumps(record, indent=1))
     return record
 
@@ -167,16 +173,21 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
 
 # %% ../nbs/90_reproduce.ipynb #7e3fabad
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
-              progress: bool | None = None) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records."
+              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)
     records = []
     bar = tqdm(names, desc="reproduce", disable=None if progress is None else not progress)
-    for name in bar:
-        bar.set_postfix_str(name)
-        records.append(run_experiment(name, out, preset, seeds, device, force, progress))
+    if scheduler is None or not isinstance(scheduler, str):
+        from contextlib import nullcontext; session = nullcontext(scheduler)
+    else:
+        from entropic_bound.cluster import connect; session = connect(scheduler, scheduler_timeout)
+    with session as client:
+        for name in bar:
+            bar.set_postfix_str(name)
+            records.append(run_experiment(name, out, preset, seeds, device, force, progress, client))
     by_name = {r["name"]: r for r in records}
     if all(k in by_name for k in ("table1", "table2", "table3")):
         fig = figure1(by_name["table1"]["extra"], by_name["table2"]["extra"], by_name["table3"]["extra"])
@@ -199,13 +210,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name, what in SUBCOMMANDS.items(): sub.add_parser(name, help=what[2], add_help=False)   # parsed by their own modules
     r = sub.add_parser("reproduce", help="run every experiment and write tables, figures, summary.md and claims.json")
-    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: minutes on 2 CPU cores (default); paper: the paper's scale")
+    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: minutes on 2 CPU cores (default); paper: the paper's scale; smoke: seconds, for tests")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
     r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
     r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENTS)}")
     r.add_argument("--force", action="store_true", help="recompute experiments even if their outputs are up to date")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--scheduler", default=None, metavar="local[:N]|tcp://HOST:PORT",
+                   help="measure the units on Dask (extra [cluster]): local[:N] starts N worker processes here (N: the CPU cores), "
+                        "an address uses a running scheduler; default: in this process, without Dask")
+    r.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS", help="how long to try to reach the scheduler (default 10)")
     return p
 
 def _check_args(p, a):
@@ -224,6 +239,11 @@ def _check_args(p, a):
     if not probe.is_dir(): p.error(f"--out {out} lies under {probe}, which is a file, not a directory")
     if not os.access(probe, os.W_OK): p.error(f"--out {out} is not writable")
     if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda was asked for, but no CUDA device is available here")
+    if not (a.scheduler_timeout > 0 and np.isfinite(a.scheduler_timeout)): p.error(f"--scheduler-timeout must be a positive number of seconds; got {a.scheduler_timeout}")
+    if a.scheduler is not None:
+        from entropic_bound.cluster import ClusterError, check_scheduler
+        try: check_scheduler(a.scheduler)
+        except ClusterError as e: p.error(str(e))
 
 SUBCOMMANDS = {"estimate": ("entropic_bound.estimate", "estimate_main", "estimate r* of your own samples (X, Y) from a file, before any training"),
                "audit": ("entropic_bound.heads", "audit_main", "static vs attention-native rank of every head of a real checkpoint (extra [models])")}
@@ -259,10 +279,14 @@ def main(argv=None) -> int:
     p = _parser(); a = p.parse_args(argv)
     _check_args(p, a)
     t0 = time.perf_counter()
+    cluster_errors = ()
+    if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout)
     except KeyboardInterrupt: return _interrupted(a.out)
+    except cluster_errors as e:
+        sys.stderr.write(f"entropic-bound: error: {e}\n"); return 2
     except OSError as e: return _unwritable(a.out, e)
     for c in claims:
         if c["verdict"] != "holds":
