@@ -60,8 +60,9 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
     softmax = torch.tensor([t.kind == "softmax" for t in tasks], device=X.device)
     params, mask = init_students(seeds, ranks, X.shape[-1], Y.shape[-1], init_scale, dtype, X.device)
     X_tr, Y_tr = X[:, :n_train].to(dtype), Y[:, :n_train].to(dtype)
-    loss_fn = lambda p: ((student_outputs(p, mask, softmax, X_tr) - Y_tr) ** 2).sum((-1, -2)).mean(-1)   # (B,)
-    res = train_batched(loss_fn, params, steps=steps, lr=lr, rtol=rtol, check_every=check_every, progress=progress, desc=desc)
+    loss_fn = lambda p, d: ((student_outputs(p, d["mask"], d["softmax"], d["X"]) - d["Y"]) ** 2).sum((-1, -2)).mean(-1)   # (B,)
+    res = train_batched(loss_fn, params, steps=steps, lr=lr, rtol=rtol, check_every=check_every, progress=progress, desc=desc,
+                        data=dict(X=X_tr, Y=Y_tr, mask=mask, softmax=softmax))          # converged students leave the batch
     p64, m64 = {k: v.to(torch.float64) for k, v in res.params.items()}, mask.to(torch.float64)
     with torch.no_grad():
         excess = ((student_outputs(p64, m64, softmax, X[:, n_train:]) - Y_clean[:, n_train:]) ** 2).sum((-1, -2)).mean(-1)

@@ -164,7 +164,8 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     if rk.shape[0] != len(init_scales) * M or (rk < 1).any() or (rk > R).any():
         raise ValueError(f"need one rank list of length {M} (values in 1..{R}) per init scale")
     X, Y = data.X.repeat(len(init_scales), 1, 1, 1), data.Y.repeat(len(init_scales), 1, 1, 1)
-    gram = X.transpose(-1, -2) @ X if cls in ("B1", "B1c") else None
-    loss = lambda p: (ladder_forward(cls, p, X, rk, gram) - Y).pow(2).sum((-1, -2)).mean(-1)     # per-model risk, (B,)
-    res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""))
+    data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {})
+    loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)
+    res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""),
+                        data=data)                                                 # converged models leave the batch
     return res, rk

@@ -14,6 +14,7 @@ from tqdm import tqdm
 from . import __version__
 from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
 from .experiment import run
+from .train import tune_allocator
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment', 'experiment_config', 'config_key',
@@ -278,6 +279,7 @@ def main(argv=None) -> int:
         return getattr(importlib.import_module(module), fn)(argv[1:])
     p = _parser(); a = p.parse_args(argv)
     _check_args(p, a)
+    tune_allocator()                                  # keep the engine's step buffers in the process (glibc)
     t0 = time.perf_counter()
     cluster_errors = ()
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors

@@ -12,7 +12,8 @@ import torch
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['seeded_normal', 'set_cpu_threads', 'cpu_threads', 'rank_mask', 'TrainResult', 'train_batched']
+__all__ = ['COMPACT_BELOW', 'seeded_normal', 'set_cpu_threads', 'cpu_threads', 'rank_mask', 'tune_allocator', 'TrainResult',
+           'train_batched']
 
 # %% ../nbs/21_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -47,6 +48,15 @@ def rank_mask(ranks, width: int, dtype=torch.float64, device="cpu") -> torch.Ten
     ranks = torch.as_tensor(ranks, device=device)
     return (torch.arange(width, device=device) < ranks.view(-1, 1)).to(dtype)
 
+def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30, top_pad: int = 64 << 20) -> bool:
+    "Ask glibc's allocator to keep freed memory in the process (mallopt): the engine's large, short-lived step tensors are then reused instead of mapped and returned to the system every step. Returns False where mallopt is not available (other C libraries)."
+    import ctypes, ctypes.util
+    try: libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError: return False
+    if not hasattr(libc, "mallopt"): return False
+    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
+    return all(libc.mallopt(k, v) == 1 for k, v in ((M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, trim_threshold), (M_TOP_PAD, top_pad)))
+
 # %% ../nbs/21_train.ipynb #5dde1c5d
 @dataclass
 class TrainResult:
@@ -62,53 +72,85 @@ class TrainResult:
         "Models that stopped on the convergence rule before the step budget, `(B,)` bool."
         return self.steps < self.max_steps
 
-def _make_optimizer(name: str, tensors, lr: float):
-    "Adam or plain gradient descent over `tensors`."
-    if name == "adam": return torch.optim.Adam(tensors, lr=lr)
-    if name == "gd": return torch.optim.SGD(tensors, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'gd'")
+class _Optimizer:
+    "Adam or plain gradient descent on a dict of batched parameters, written out with exactly the arithmetic of torch.optim.Adam / SGD (so the models are the same), whose rows (models) can be dropped."
+    def __init__(self, name: str, params: dict, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        if name not in ("adam", "gd"): raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'gd'")
+        self.name, self.lr, (self.b1, self.b2), self.eps, self.t = name, lr, betas, eps, 0
+        self.m = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
+        self.v = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
+
+    @torch.no_grad()
+    def step(self, params: dict, grads: dict, frozen: torch.Tensor | None = None):
+        "One step; rows where `frozen` (B,) is True keep their values."
+        self.t += 1
+        if self.name == "adam":
+            step_size = (self.lr / (1 - self.b1 ** float(self.t))) * -1
+            bc2_sqrt = (1 - self.b2 ** float(self.t)) ** 0.5
+        for k, p in params.items():
+            g = grads[k]
+            if self.name == "adam":
+                m, v = self.m[k], self.v[k]
+                m.lerp_(g, 1 - self.b1); v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+                new = p.addcdiv(m, v.sqrt().div_(bc2_sqrt).add_(self.eps), value=step_size)
+            else: new = p.add(g, alpha=-self.lr)
+            p.copy_(new if frozen is None else torch.where(frozen.view(-1, *[1] * (p.dim() - 1)), p, new))
+
+    def keep(self, rows: torch.Tensor):
+        "Drop every model but `rows` from the optimiser state."
+        self.m = {k: v[rows] for k, v in self.m.items()}; self.v = {k: v[rows] for k, v in self.v.items()}
 
 # %% ../nbs/21_train.ipynb #f0ed05d0
-def train_batched(loss_fn: Callable[[dict], torch.Tensor], params: dict, steps: int = 2000, lr: float = 1e-2,
-                  optimizer: str = "adam", rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50,
-                  progress: bool | None = None, desc: str = "training") -> TrainResult:
-    "Train B models at once: minimise each slice's `loss_fn(params)` `(B,)` over `params` {name: (B, ...)}."
+COMPACT_BELOW = 0.75   # shed converged models once at most this share of the batch is still training (0: never)
+
+def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
+                  rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
+                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
+    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
     if steps < 1: raise ValueError(f"steps must be >= 1; got {steps}")
     if lr <= 0: raise ValueError(f"lr must be > 0; got {lr}")
-    p = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
-    B = next(iter(p.values())).shape[0]
-    if any(v.shape[0] != B for v in p.values()): raise ValueError("every parameter needs the same leading batch size")
-    opt = _make_optimizer(optimizer, list(p.values()), lr)
-    active = torch.ones(B, dtype=torch.bool, device=next(iter(p.values())).device)
+    compact_below = COMPACT_BELOW if compact_below is None else compact_below
+    full = {k: v.detach().clone() for k, v in params.items()}
+    B = next(iter(full.values())).shape[0]
+    if any(v.shape[0] != B for v in full.values()) or (data is not None and any(v.shape[0] != B for v in data.values())):
+        raise ValueError("every parameter (and every data tensor) needs the same leading batch size")
+    device = next(iter(full.values())).device
+    rows = torch.arange(B, device=device)                      # models still in the batch, as indices into the full batch
+    p = {k: v.clone().requires_grad_(True) for k, v in full.items()}
+    d = data
+    opt = _Optimizer(optimizer, p, lr)
+    active = torch.ones(B, dtype=torch.bool, device=device)   # per row of the current batch
     stopped_at = torch.full((B,), steps, dtype=torch.long)
-    last = torch.full((B,), float("inf"), dtype=torch.float64, device=active.device)
+    last = torch.full((B,), float("inf"), dtype=torch.float64, device=device)
+    seen = torch.full((B,), float("inf"), dtype=torch.float64, device=device)   # last checked loss of every model
     history = []
+    evaluate = (lambda q: loss_fn(q)) if data is None else (lambda q: loss_fn(q, d))
     bar = tqdm(total=steps, desc=desc, disable=None if progress is None else not progress, leave=False)
     for step in range(1, steps + 1):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(p)
-        if loss.shape != (B,): raise ValueError(f"loss_fn must return shape ({B},); got {tuple(loss.shape)}")
-        loss.sum().backward()
-        if not active.all():
-            before = {k: v.detach().clone() for k, v in p.items()}
-        opt.step()
-        if not active.all():
-            with torch.no_grad():
-                for k, v in p.items():
-                    mask = active.view(-1, *([1] * (v.dim() - 1)))
-                    v.copy_(torch.where(mask, v, before[k]))
+        loss = evaluate(p)
+        if loss.shape != (len(rows),): raise ValueError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
+        grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
+        opt.step(p, grads, None if active.all() else ~active)
         if step % check_every == 0 or step == steps:
             cur = loss.detach().to(torch.float64)
-            history.append(cur.cpu())
+            seen[rows] = cur; history.append(seen.cpu().clone())
             if not torch.isfinite(cur[active]).all():
                 raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
-            done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last - cur) <= rtol * cur.abs()))
-            stopped_at[done.cpu()] = step
+            done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur) <= rtol * cur.abs()))
+            stopped_at[rows[done].cpu()] = step
             active &= ~done
-            last = torch.where(active, cur, last)
+            last[rows] = torch.where(active, cur, last[rows])
             bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
             if not active.any(): break
+            if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
+                with torch.no_grad():
+                    for k in full: full[k][rows] = p[k].detach()
+                rows, keep = rows[active], active.nonzero().squeeze(-1)
+                p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
+                d = {k: v[keep] for k, v in d.items()}
+                opt.keep(keep); active = active[keep]
     bar.close()
-    final = {k: v.detach() for k, v in p.items()}
-    with torch.no_grad(): final_loss = loss_fn(final).detach()
-    return TrainResult(final, final_loss, stopped_at, torch.stack(history), steps)
+    with torch.no_grad():
+        for k in full: full[k][rows] = p[k].detach()
+        final_loss = (loss_fn(full) if data is None else loss_fn(full, data)).detach()
+    return TrainResult(full, final_loss, stopped_at, torch.stack(history), steps)

@@ -77,7 +77,7 @@ def test_killed_run_resumes_to_identical_outputs(tmp_path, fake_experiments):
         import sys; sys.path.insert(0, {str(tmp_path)!r})
         from entropic_bound import reproduce as rp
         for n in ("fake1", "fake2"):
-            rp.EXPERIMENTS[n] = f"fake_experiments:{n}"
+            rp.EXPERIMENTS[n] = f"fake_experiments:{{n}}"
         rp.reproduce({str(out)!r}, "quick", seeds=[0, 1, 2], only=["fake1", "fake2"], progress=False)
     ''')
     killed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "FAKE_DIE_IN": "fake2"})
