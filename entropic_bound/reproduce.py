@@ -260,17 +260,6 @@ def _unwritable(out, e: OSError) -> int:
     sys.stderr.write(f"entropic-bound: error: cannot write the results under --out {out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}\n")
     return 2
 
-def _interrupted(out) -> int:
-    "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
-    kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
-    sys.stderr.write(f"entropic-bound: interrupted; kept in {out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
-    return 130
-
-def _unwritable(out, e: OSError) -> int:
-    "An output that cannot be written (read-only place, full disk, ...): one line and exit status 2."
-    sys.stderr.write(f"entropic-bound: error: cannot write the results under --out {out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}\n")
-    return 2
-
 def main(argv=None) -> int:
     "Console entry point `entropic-bound`: `reproduce` here; `estimate` and `audit` handed to their modules."
     argv = sys.argv[1:] if argv is None else list(argv)
