@@ -123,7 +123,7 @@ def check(site: Path, chromium: str, proc: Path) -> list[str]:
             print(f"{'ok  ' if not errors else 'FAIL'} {name}.html  math {info['math_nodes']}  images {info['images']}/{want_figs}  "
                   f"links {len(info['links'])}  — {info['title']}")
             problems += [f"{name}.html: {e}" for e in dict.fromkeys(errors)]
-            if name == "index" or name.startswith("01_"):
+            if name == "index" or name.startswith("04_"):
                 page.screenshot(path=str(shots / f"{name}.png"), full_page=False)
                 page.screenshot(path=str(shots / f"{name}_full.png"), full_page=True)
             page.close()
@@ -136,11 +136,11 @@ def check(site: Path, chromium: str, proc: Path) -> list[str]:
         except Exception:
             hits = []
         print(f"{'ok  ' if hits else 'FAIL'} search '{SEARCH_TERM}': {len(hits)} results {hits[:4]}")
-        if not any("00_spectral" in h for h in hits): problems.append(f"search for {SEARCH_TERM} does not find the §3 page")
+        if not any("03_spectral" in h for h in hits): problems.append(f"search for {SEARCH_TERM} does not find the §3 page")
         page.screenshot(path=str(shots / "search.png"))
         browser.close()
     httpd.shutdown()
-    if not (site / "01_linear_surrogate.html").exists(): problems.append("no §4 page (01_linear_surrogate) to screenshot")
+    if not (site / "04_linear_surrogate.html").exists(): problems.append("no §4 page (04_linear_surrogate) to screenshot")
     ids = set()
     for p in site.glob("*.html"): ids |= set(re.findall(r'id="(api-[^"]+)"', p.read_text(encoding="utf-8")))
     names = api_names(ROOT / "entropic_bound")
