@@ -15,7 +15,8 @@ from .spectral import RankDecision, power_of_two_scale, energy_effective_rank
 from .linear import linear_rank_decision
 from .train import cpu_threads
 from .predict import (qk_rank_decision, min_qk_samples, estimated_attention, log_attention_fit,
-                                    observation_noise_edge, fit_spectrum_and_edge, _qk_inputs, _blas_threads)
+                                    observation_noise_edge, fit_spectrum_and_edge, _qk_inputs)
+from .train import cpu_threads
 
 # %% auto #0
 __all__ = ['KINDS', 'RankEstimate', 'estimate', 'load_samples', 'estimate_main']
@@ -114,7 +115,7 @@ def _softmax_decision(X, Y, V, noise_std=None, draws: int = 16, scales=None, edg
     scales = scales or {"X": power_of_two_scale(X), "Y": power_of_two_scale(Y), "V": power_of_two_scale(V)}
     X, Y, V = X / scales["X"], Y / scales["Y"], V / scales["V"]
     route = lambda Y_, s=None: log_attention_fit(X, estimated_attention(X, Y_, V), s)
-    with _blas_threads(1):
+    with cpu_threads():
         fit = route(Y)
         if edge is not None or noise_std is None: s, edge = fit_spectrum_and_edge(fit, edge)
         else: s, edge = fit_spectrum_and_edge(fit, observation_noise_edge(lambda Y_: route(Y_, 1.0), Y, noise_std / scales["Y"], draws=draws))

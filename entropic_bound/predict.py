@@ -12,10 +12,10 @@ import scipy.linalg as sla
 import torch
 
 from .spectral import energy_effective_rank, gavish_donoho_lambda
-from .tasks import attention_task
+from .tasks import attention_task, attention_mixing
 from .report import ExperimentResult, claim_over_seeds
 
-from threadpoolctl import threadpool_limits as _blas_threads        # one BLAS thread for small dense solves
+from .train import cpu_threads                      # one BLAS thread for small dense solves
 
 # %% auto #0
 __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
@@ -195,7 +195,7 @@ def qk_rank_decision(X, Y, V=None, noise_std: float | None = None) -> RankDecisi
     X, Y, V = _qk_inputs(X, Y, V, noise_std)
     scales = {"X": power_of_two_scale(X), "Y": power_of_two_scale(Y)} | ({} if V is None else {"V": power_of_two_scale(V)})
     sy = scales["Y"]
-    with _blas_threads(1):
+    with cpu_threads():
         fit = fit_qk_kernel(X / scales["X"], Y / sy, None if V is None else V / scales["V"], None if noise_std is None else noise_std / sy)
         s, edge = fit_spectrum_and_edge(fit)
     method = ("bilinear" if V is not None else "lifted (V unknown)") + " least squares, whitened kernel singular values, edge τ_0.001"
@@ -240,7 +240,7 @@ SOFTMAX_ROUTES = ("linearised (V known)", "log inversion (V known)", "blind lift
 def _softmax_routes(task):
     "Per route: a function (Y, noise_std) -> KernelFit; the control sees the true attention matrices."
     X, V = task.X.numpy(), task.V.numpy()
-    A_true = torch.softmax(task.X @ task.K @ task.X.transpose(-1, -2) / math.sqrt(X.shape[-1]), -1).numpy()
+    A_true = attention_mixing(task.X, task.K, "softmax").numpy()
     return {"linearised (V known)": lambda Y, s=None: softmax_linearised_fit(X, Y, V, s),
             "log inversion (V known)": lambda Y, s=None: log_attention_fit(X, estimated_attention(X, Y, V), s),
             "blind lifted (V unknown)": lambda Y, s=None: lifted_fit(X, Y, s),

@@ -15,7 +15,7 @@ from .experiment import OnePartExperiment, check_settings, run
 from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit, train_rank_sweep, model_dof,
                                    train_overparameterised, learned_rank_profile, predict_linear_rank)
 from .tasks import linear_task
-from .spectral import effective_rank, energy_effective_rank
+from .spectral import rank_profile
 from .report import claim_over_seeds, ExperimentResult
 
 # %% auto #0
@@ -79,10 +79,10 @@ def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dic
         per = {}
         for k, name in enumerate(TEACHERS):
             j, tk = k * S + i, every[k * S + i]
-            a = tk.A.cpu().numpy()
+            target = rank_profile(tk.A.cpu().numpy(), spectrum=True)                      # one SVD of A*: its ranks and spectrum
             per[name] = dict(gd={key: v[j] for key, v in prof.items()}, gd_steps=int(res_gd.steps[j]), data_only=predict_linear_rank(tk.Y),
-                             rank=int(tk.r_star), shannon_target=float(effective_rank(a)), energy_target=float(energy_effective_rank(a)),
-                             s_star=np.linalg.svd(a, compute_uv=False)[:tk.r_star])
+                             rank=int(tk.r_star), shannon_target=float(target["shannon"]), energy_target=float(target["energy"]),
+                             s_star=target["s"][:tk.r_star])
         out[x] = dict(excess_exact=ex_exact[i], excess_trained=ex_tr[i], bound=np.array([theorem1_bound(t.A, t.V, r) for r in ranks]),
                       sweep_steps=res.steps[i * M:(i + 1) * M].tolist(), noise_energy=float((t.Y - t.Y_clean).pow(2).sum((-2, -1)).mean()),
                       teachers=per)

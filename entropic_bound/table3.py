@@ -12,7 +12,7 @@ import torch
 
 from .experiment import Experiment, check_settings, run
 from .tasks import attention_task
-from .spectral import rank_profile, singular_values
+from .spectral import rank_profile
 from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap, linear_deficiency_bound
 from .report import ExperimentResult, claim_over_seeds
 
@@ -80,10 +80,11 @@ def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> d
     specs = [(kind, rs, x, r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, d, rs in s.full_sweep)]
     tasks = {(kind, rs, x): attention_task(s.n + s.n_test, s.T, d, rs, kind, s.noise_std, seed=x, device=device) for kind, rs, x, _ in specs}
     # harder teachers (non-flat kernel spectra): over-parameterised students only; task and init seeds apart from the flat ones
-    hard = [(kind, f"nonflat{j}", x, d) for kind in s.kinds for j in range(len(s.nonflat_spectra)) for x in seeds]
-    tasks.update({sp[:3]: attention_task(s.n + s.n_test, s.T, d, len(s.nonflat_spectra[int(sp[1][7:])]), sp[0], s.noise_std, seed=300_000 + 1000 * int(sp[1][7:]) + sp[2],
-                                         device=device, spectrum=s.nonflat_spectra[int(sp[1][7:])]) for sp in hard})
-    init_seed = lambda sp: sp[2] if isinstance(sp[1], int) else 300_000 + 1000 * int(sp[1][7:]) + sp[2]
+    nonflat = {f"nonflat{j}": (sp, 300_000 + 1000 * j) for j, sp in enumerate(s.nonflat_spectra)}   # name -> (spectrum, seed offset)
+    hard = [(kind, name, x, d) for kind in s.kinds for name in nonflat for x in seeds]
+    tasks.update({(kind, name, x): attention_task(s.n + s.n_test, s.T, d, len(nonflat[name][0]), kind, s.noise_std, seed=nonflat[name][1] + x,
+                                                  device=device, spectrum=nonflat[name][0]) for kind, name, x, _ in hard})
+    init_seed = lambda sp: sp[2] if sp[1] not in nonflat else nonflat[sp[1]][1] + sp[2]
     ex, K_hat, done = {}, {}, {x: [] for x in seeds}
     for group in ([sp for sp in specs if sp[3] < d], [sp for sp in specs if sp[3] == d] + hard):   # rank-limited, then over-parameterised
         if not group: continue
@@ -96,14 +97,14 @@ def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> d
     for x in seeds:
         over = {}
         for kind in s.kinds:
-            for rs in [*s.r_stars, *(f"nonflat{j}" for j in range(len(s.nonflat_spectra)))]:
+            for rs in [*s.r_stars, *nonflat]:
                 K, K_star = K_hat[(kind, rs, x, d)], tasks[(kind, rs, x)].K.cpu()
-                if not isinstance(rs, int):                                    # a harder teacher: its ranks and the student's
+                if rs in nonflat:                                              # a harder teacher: its ranks and the student's
                     over[f"{kind}/{rs}"] = dict(kernel_ranks(K), target=kernel_ranks(K_star), r_star=int(tasks[(kind, rs, x)].r_star))
                     continue
-                sv = singular_values(K)
-                over[f"{kind}/{rs}"] = dict(kernel_ranks(K), overlap=float(subspace_overlap(K, K_star, rs)), norm_ratio=float(K.norm() / K_star.norm()),
-                                            spectrum=(sv / sv[:1]).tolist(),
+                prof = rank_profile(K.numpy(), spectrum=True)                  # one SVD: the ranks and the spectrum
+                over[f"{kind}/{rs}"] = dict({m: prof[m] for m in ("shannon", "energy", "stable")}, overlap=float(subspace_overlap(K, K_star, rs)),
+                                            norm_ratio=float(K.norm() / K_star.norm()), spectrum=(prof["s"] / prof["s"][:1]).tolist(),
                                             bound=linear_deficiency_bound(tasks[(kind, rs, x)].Y_clean[s.n:].cpu(), rs - 1) / floor if kind == "linear" else None)
         units[x] = dict(excess={f"{k}/{rs}/{r}": v for (k, rs, xx, r), v in ex.items() if xx == x}, over=over,
                         converged=[c for c, _ in done[x]], steps=[t for _, t in done[x]])

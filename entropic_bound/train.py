@@ -124,10 +124,9 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
     last = torch.full((B,), float("inf"), dtype=torch.float64, device=device)
     seen = torch.full((B,), float("inf"), dtype=torch.float64, device=device)   # last checked loss of every model
     history = []
-    evaluate = (lambda q: loss_fn(q)) if data is None else (lambda q: loss_fn(q, d))
     bar = tqdm(total=steps, desc=desc, disable=None if progress is None else not progress, leave=False)
     for step in range(1, steps + 1):
-        loss = evaluate(p)
+        loss = loss_fn(p) if data is None else loss_fn(p, d)
         if loss.shape != (len(rows),): raise ValueError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
         grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
         opt.step(p, grads, None if active.all() else ~active)
