@@ -88,7 +88,7 @@ def units(exp: Experiment, settings, seeds, per_seed: bool = False) -> list:
             for s in (ss if per_seed else [None])]
 
 def measure_unit(exp: Experiment, settings, unit: Unit, device: str = "cpu", progress=None) -> dict:
-    "Measure one unit (one thread per process on the CPU: tiny models, where threads only synchronise) -> {seed: data}."
+    "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `train.engine_threads`) -> {seed: data}."
     if unit.experiment != exp.name: raise ValueError(f"unit of {unit.experiment!r} given to {exp.name!r}")
     with cpu_threads(device):
         out = exp.measure(settings, unit.part, unit.seeds, device, progress)

@@ -4,6 +4,7 @@
 
 # %% ../nbs/21_train.ipynb #1fbb274a
 from __future__ import annotations
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
@@ -12,8 +13,8 @@ import torch
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['COMPACT_BELOW', 'seeded_normal', 'set_cpu_threads', 'cpu_threads', 'rank_mask', 'tune_allocator', 'TrainResult',
-           'train_batched']
+__all__ = ['COMPACT_BELOW', 'seeded_normal', 'set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads',
+           'rank_mask', 'tune_allocator', 'TrainResult', 'train_batched']
 
 # %% ../nbs/21_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -42,6 +43,21 @@ def cpu_threads(device="cpu", n: int = 1):
     restore = set_cpu_threads(n)
     try: yield
     finally: restore()
+
+_ENGINE_THREADS = None   # None: every core this process may run on
+
+def engine_threads() -> int:
+    "CPU threads the engine's training steps use: the value given to `set_engine_threads`, else every core this process may run on."
+    if _ENGINE_THREADS is not None: return _ENGINE_THREADS
+    try: return len(os.sched_getaffinity(0))
+    except AttributeError: return os.cpu_count() or 1          # platforms without affinity masks
+
+def set_engine_threads(n: int | None = None) -> int | None:
+    "Let `train_batched` run its steps on `n` CPU threads from now on (None: every core this process may use); returns the previous setting."
+    global _ENGINE_THREADS
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1): raise ValueError(f"n must be a positive integer or None; got {n!r}")
+    before, _ENGINE_THREADS = _ENGINE_THREADS, n
+    return before
 
 def rank_mask(ranks, width: int, dtype=torch.float64, device="cpu") -> torch.Tensor:
     "Mask (B, width): 1 in the first `ranks[b]` columns of row b, 0 after — how every rank-limited model of the project zeroes its factors."
@@ -125,31 +141,32 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
     seen = torch.full((B,), float("inf"), dtype=torch.float64, device=device)   # last checked loss of every model
     history = []
     bar = tqdm(total=steps, desc=desc, disable=None if progress is None else not progress, leave=False)
-    for step in range(1, steps + 1):
-        loss = loss_fn(p) if data is None else loss_fn(p, d)
-        if loss.shape != (len(rows),): raise ValueError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
-        grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
-        opt.step(p, grads, None if active.all() else ~active)
-        if step % check_every == 0 or step == steps:
-            cur = loss.detach().to(torch.float64)
-            seen[rows] = cur; history.append(seen.cpu().clone())
-            if not torch.isfinite(cur[active]).all():
-                raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
-            done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur) <= rtol * cur.abs()))
-            stopped_at[rows[done].cpu()] = step
-            active &= ~done
-            last[rows] = torch.where(active, cur, last[rows])
-            bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
-            if not active.any(): break
-            if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
-                with torch.no_grad():
-                    for k in full: full[k][rows] = p[k].detach()
-                rows, keep = rows[active], active.nonzero().squeeze(-1)
-                p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
-                d = {k: v[keep] for k, v in d.items()}
-                opt.keep(keep); active = active[keep]
-    bar.close()
-    with torch.no_grad():
-        for k in full: full[k][rows] = p[k].detach()
-        final_loss = (loss_fn(full) if data is None else loss_fn(full, data)).detach()
+    with cpu_threads(device, engine_threads()):          # the steps on every core the engine may use
+        for step in range(1, steps + 1):
+            loss = loss_fn(p) if data is None else loss_fn(p, d)
+            if loss.shape != (len(rows),): raise ValueError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
+            grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
+            opt.step(p, grads, None if active.all() else ~active)
+            if step % check_every == 0 or step == steps:
+                cur = loss.detach().to(torch.float64)
+                seen[rows] = cur; history.append(seen.cpu().clone())
+                if not torch.isfinite(cur[active]).all():
+                    raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
+                done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur) <= rtol * cur.abs()))
+                stopped_at[rows[done].cpu()] = step
+                active &= ~done
+                last[rows] = torch.where(active, cur, last[rows])
+                bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
+                if not active.any(): break
+                if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
+                    with torch.no_grad():
+                        for k in full: full[k][rows] = p[k].detach()
+                    rows, keep = rows[active], active.nonzero().squeeze(-1)
+                    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
+                    d = {k: v[keep] for k, v in d.items()}
+                    opt.keep(keep); active = active[keep]
+        bar.close()
+        with torch.no_grad():
+            for k in full: full[k][rows] = p[k].detach()
+            final_loss = (loss_fn(full) if data is None else loss_fn(full, data)).detach()
     return TrainResult(full, final_loss, stopped_at, torch.stack(history), steps)
