@@ -125,10 +125,10 @@ def bilinear_fit(X, Y, Z, noise_std: float | None = None) -> KernelFit:
     "Least squares for M in $Y_n = X_n M Z_n + E_n$: `X` (n, T, d), `Y` (n, T, m), `Z` (n, q, m) -> KernelFit with coef (d, q, 1)."
     n, T, d = X.shape
     def gram():
-        G = np.einsum("nta,ntb->nab", X, X)                                   # G_n = X_n^T X_n
+        G = X.transpose(0, 2, 1) @ X                                          # G_n = X_n^T X_n
         ZZ = Z @ Z.transpose(0, 2, 1)                                         # Z_n Z_n^T  (n, q, q)
         return G.reshape(n, -1).T @ ZZ.reshape(n, -1)                         # rearranged H = sum_n G_n ⊗ Z_n Z_n^T
-    rhs = np.einsum("nta,ntb->ab", X, Y @ Z.transpose(0, 2, 1))[..., None]   # sum_n X_n^T Y_n Z_n^T
+    rhs = (X.reshape(-1, d).T @ (Y @ Z.transpose(0, 2, 1)).reshape(-1, Z.shape[1]))[..., None]   # sum_n X_n^T Y_n Z_n^T
     rss = lambda coef: float(((Y - X @ coef[..., 0] @ Z) ** 2).sum())
     return _whitened_least_squares(_design("bilinear", (X, Z), gram, d, Z.shape[1]), rhs, rss, Y.size, noise_std)
 
@@ -187,15 +187,16 @@ def symmetric_features(G: np.ndarray) -> np.ndarray:
 def lifted_fit(X, Y, noise_std: float | None = None) -> KernelFit:
     "Lifted least squares for θ[a, (b≤c), j] = ½(K_ab V_cj + K_ac V_bj) in $Y_n = X_n K G_n V$, V unknown: `X` (n, T, d), `Y` (n, T, d_v) -> coef (d, p, d_v)."
     n, T, d = X.shape
-    G = np.einsum("nta,ntb->nab", X, X)
+    G = X.transpose(0, 2, 1) @ X                                           # G_n = X_n^T X_n
     g = symmetric_features(G)                                              # (n, p)
     def gram():
         gg = g[:, :, None] * g[:, None, :]
         return G.reshape(n, -1).T @ gg.reshape(n, -1)                      # rearranged H = sum_n G_n ⊗ g_n g_n^T
     XtY = X.transpose(0, 2, 1) @ Y                                         # (n, d, d_v)
-    rhs = np.einsum("naj,nk->akj", XtY, g)                                 # sum_n (X_n^T Y_n) ⊗ g_n, one column per output j
+    p, dv = g.shape[1], Y.shape[2]
+    rhs = (XtY.reshape(n, d * dv).T @ g).reshape(d, dv, p).transpose(0, 2, 1)   # sum_n (X_n^T Y_n) ⊗ g_n, one column per output j
     def rss(coef):
-        B = np.einsum("nk,akj->naj", g, coef)                              # B_n = K G_n V as fitted
+        B = (g @ coef.transpose(1, 0, 2).reshape(p, d * dv)).reshape(n, d, dv)   # B_n = K G_n V as fitted
         return float(((Y - X @ B) ** 2).sum())
     return _whitened_least_squares(_design("lifted", (X,), gram, d, g.shape[1]), rhs, rss, Y.size, noise_std)
 

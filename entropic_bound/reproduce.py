@@ -13,13 +13,13 @@ from tqdm import tqdm
 
 from . import __version__
 from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
-from .experiment import run
-from .train import tune_allocator
+from .experiment import run, units, measure_unit, summarise_units
+from .train import tune_allocator, engine_threads, set_engine_threads, set_cpu_threads
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment', 'experiment_config', 'config_key',
            'atomic_write', 'run_experiment', 'figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown',
-           'reproduce', 'main']
+           'run_in_processes', 'default_jobs', 'reproduce', 'main']
 
 # %% ../nbs/90_reproduce.ipynb #a77e935f
 EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
@@ -76,17 +76,35 @@ def _figure_png(fig) -> bytes:
     import io
     buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
 
+def _reusable(name: str, out: Path, config: dict):
+    "The record of experiment `name` under `out` if it was made with `config` and its files are all there, else None."
+    record_path = out / ".records" / f"{name}.json"
+    if not record_path.exists(): return None
+    record = json.loads(record_path.read_text())
+    if record.get("key") == config_key(config) and all((out / f).exists() for f in record["files"]):
+        return record | dict(reused=True)
+    return None
+
+def _write_experiment(name: str, out: Path, config: dict, result: ExperimentResult, seconds: float, unit_counts=None) -> dict:
+    "Write `tableN.csv`, the figures and the record of a summarised experiment; return the record."
+    exp = experiment(name)
+    files = [f"{name}.csv"]
+    atomic_write(out / f"{name}.csv", csv_table(result.rows))
+    for stem, fig in result.figures.items():
+        atomic_write(out / f"{stem}.png", _figure_png(fig)); files.append(f"{stem}.png")
+        import matplotlib.pyplot as plt; plt.close(fig)
+    record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=_jsonable(result.rows),
+                  claims=[c.record() for c in result.claims], extra=_jsonable(result.extra), files=files, seconds=seconds, reused=False)
+    if unit_counts is not None: record["units"] = unit_counts
+    atomic_write(out / ".records" / f"{name}.json", json.dumps(record, indent=1))
+    return record
+
 def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu",
                    force: bool = False, progress: bool | None = None, scheduler=None) -> dict:
     "Run (or reuse) experiment `name`; write `tableN.csv`, its figures and its record; return the record. With `scheduler` (a `--scheduler` string or a Dask client) the units are measured on Dask and summarised here: see [the cluster page](91_cluster.ipynb)."
-    out = Path(out); state_dir = out / ".records"; state_dir.mkdir(parents=True, exist_ok=True)
+    out = Path(out); (out / ".records").mkdir(parents=True, exist_ok=True)
     config = experiment_config(name, preset, seeds, device)
-    record_path = state_dir / f"{name}.json"
-    if not force and record_path.exists():
-        record = json.loads(record_path.read_text())
-        if record.get("key") == config_key(config) and all((out / f).exists() for f in record["files"]):
-            record["reused"] = True
-            return record
+    if not force and (record := _reusable(name, out, config)) is not None: return record
     exp = experiment(name)
     t0 = time.perf_counter()
     unit_counts = None
@@ -95,17 +113,8 @@ def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2),
     else:
         from entropic_bound.cluster import run_on_cluster                        # Dask only when a scheduler is asked for
         result, unit_counts = run_on_cluster(name, out, preset, seeds, device, scheduler, progress, reuse=not force)
-    files = [f"{name}.csv"]
-    atomic_write(out / f"{name}.csv", csv_table(result.rows))
-    for stem, fig in result.figures.items():
-        atomic_write(out / f"{stem}.png", _figure_png(fig)); files.append(f"{stem}.png")
-        import matplotlib.pyplot as plt; plt.close(fig)
-    record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=_jsonable(result.rows),
-                  claims=[c.record() for c in result.claims], extra=_jsonable(result.extra), files=files,
-                  seconds=time.perf_counter() - t0, reused=False)
-    if unit_counts is not None: record["units"] = unit_counts
-    atomic_write(record_path, json.dumps(record, indent=1))
-    return record
+    return _write_experiment(name, out, config, result, time.perf_counter() - t0, unit_counts)
+
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -173,22 +182,65 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     return "\n\n".join(parts) + "\n"
 
 # %% ../nbs/90_reproduce.ipynb #7e3fabad
+def _measure_in_worker(name: str, settings, unit, device: str, threads: int):
+    "What a `jobs` worker process runs: one unit, small solves on one thread and the engine's steps on `threads` -> ({seed: data}, seconds)."
+    set_cpu_threads(1); set_engine_threads(threads)
+    t0 = time.perf_counter()
+    return measure_unit(experiment(name), settings, unit, device), time.perf_counter() - t0
+
+def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force: bool = False, progress: bool | None = None,
+                     jobs: int = 2) -> list:
+    "Experiments `names` with their units measured on `jobs` worker processes of this machine (each engine on its share of the cores), summarised and written here as each experiment completes; returns their records in the order of `names`."
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing
+    out = Path(out); (out / ".records").mkdir(parents=True, exist_ok=True)
+    seeds, records, todo = tuple(seeds), {}, {}
+    for name in names:
+        config = experiment_config(name, preset, seeds, device)
+        if not force and (record := _reusable(name, out, config)) is not None: records[name] = record; continue
+        exp = experiment(name); settings = exp.settings(preset)
+        todo[name] = dict(exp=exp, settings=settings, config=config, units=units(exp, settings, seeds), measured={}, seconds=0.0)
+    if todo:
+        threads = max(1, engine_threads() // jobs)
+        bar = tqdm(total=sum(len(t["units"]) for t in todo.values()), desc="reproduce units", disable=None if progress is None else not progress)
+        # spawn: fresh interpreters, never a fork of a process whose thread pools have run
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_measure_in_worker, name, t["settings"], u, device, threads): (name, u) for name, t in todo.items() for u in t["units"]}
+            for fut in as_completed(futures):
+                name, u = futures[fut]; t = todo[name]
+                t["measured"][u], sec = fut.result(); t["seconds"] += sec; bar.update(); bar.set_postfix_str(f"{name}/{u.part}")
+                if len(t["measured"]) == len(t["units"]):                           # all of its units: summarise and write
+                    t0 = time.perf_counter()
+                    result = summarise_units(t["exp"], t["settings"], seeds, t["measured"])
+                    records[name] = _write_experiment(name, out, t["config"], result, t["seconds"] + time.perf_counter() - t0)
+        bar.close()
+    return [records[n] for n in names]
+
+def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
+    "Worker processes `reproduce` uses by default: one per CPU core (at most one per experiment) on the CPU without a scheduler, else 1."
+    if scheduler is not None or str(device) != "cpu": return 1
+    return max(1, min(engine_threads(), len(names)))
+
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
-              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client."
+              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int = 1) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here."
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1: raise ValueError(f"jobs must be a positive integer; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)
-    records = []
-    bar = tqdm(names, desc="reproduce", disable=None if progress is None else not progress)
-    if scheduler is None or not isinstance(scheduler, str):
-        from contextlib import nullcontext; session = nullcontext(scheduler)
+    if jobs > 1 and scheduler is None:
+        records = run_in_processes(names, out, preset, seeds, device, force, progress, jobs)
     else:
-        from entropic_bound.cluster import connect; session = connect(scheduler, scheduler_timeout)
-    with session as client:
-        for name in bar:
-            bar.set_postfix_str(name)
-            records.append(run_experiment(name, out, preset, seeds, device, force, progress, client))
+        records = []
+        bar = tqdm(names, desc="reproduce", disable=None if progress is None else not progress)
+        if scheduler is None or not isinstance(scheduler, str):
+            from contextlib import nullcontext; session = nullcontext(scheduler)
+        else:
+            from entropic_bound.cluster import connect; session = connect(scheduler, scheduler_timeout)
+        with session as client:
+            for name in bar:
+                bar.set_postfix_str(name)
+                records.append(run_experiment(name, out, preset, seeds, device, force, progress, client))
     by_name = {r["name"]: r for r in records}
     if all(k in by_name for k in ("table1", "table2", "table3")):
         fig = figure1(by_name["table1"]["extra"], by_name["table2"]["extra"], by_name["table3"]["extra"])
@@ -198,6 +250,7 @@ def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=
     atomic_write(out / "summary.md", summary_markdown(records, preset, seeds))
     atomic_write(out / "claims.json", json.dumps(claims, indent=1))
     return claims
+
 
 # %% ../nbs/90_reproduce.ipynb #c6048486
 class _Parser(argparse.ArgumentParser):
@@ -222,11 +275,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="measure the units on Dask (extra [cluster]): local[:N] starts N worker processes here (N: the CPU cores), "
                         "an address uses a running scheduler; default: in this process, without Dask")
     r.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS", help="how long to try to reach the scheduler (default 10)")
+    r.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes on this machine, the cores shared among them (default: one per core, at most one per table; "
+                        "1: everything in this process, the training engine on every core)")
     return p
 
 def _check_args(p, a):
     "Validate the reproduce arguments; exit 2 with one line on a problem."
     if a.seeds is not None and a.seeds < 1: p.error(f"--seeds must be >= 1; got {a.seeds}")
+    if a.jobs is not None and a.jobs < 1: p.error(f"--jobs must be >= 1; got {a.jobs}")
+    if a.jobs is not None and a.jobs > 1 and a.scheduler is not None: p.error("--jobs and --scheduler exclude each other: the scheduler's workers are the jobs")
     if a.only:
         a.only = [t.strip() for t in a.only.split(",") if t.strip()]
         bad = [t for t in a.only if t not in EXPERIMENTS]
@@ -273,8 +331,10 @@ def main(argv=None) -> int:
     cluster_errors = ()
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
+        names = a.only or list(EXPERIMENTS)
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout,
+                           default_jobs(names, a.device, a.scheduler) if a.jobs is None else a.jobs)
     except KeyboardInterrupt: return _interrupted(a.out)
     except cluster_errors as e:
         sys.stderr.write(f"entropic-bound: error: {e}\n"); return 2
