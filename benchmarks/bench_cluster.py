@@ -20,6 +20,7 @@ import distributed
 from entropic_bound.cluster import run_on_cluster
 from entropic_bound.experiment import run, units
 from entropic_bound.reproduce import experiment
+from entropic_bound.train import set_engine_threads
 
 
 def cpu_name() -> str:
@@ -44,6 +45,7 @@ def main():
           f"distributed {distributed.__version__} · load average before: {os.getloadavg()[0]:.2f}")
     print(f"{a.table}, preset {a.preset}, {a.seeds} seeds: {n_units} units")
 
+    set_engine_threads(1)                            # one thread, like each worker
     t0 = time.perf_counter()
     here = run(exp, settings, seeds, progress=False)
     t_here = time.perf_counter() - t0

@@ -17,7 +17,7 @@ import torch
 
 from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.table1 import TABLE1
-from entropic_bound.train import cpu_threads
+from entropic_bound.train import cpu_threads, set_engine_threads
 from entropic_bound.tasks import linear_task
 
 FIXED_STEPS = 500
@@ -59,4 +59,5 @@ def main():
 
 
 if __name__ == "__main__":
+    set_engine_threads(1)                      # the engine's steps on one thread too
     with cpu_threads("cpu"): main()

@@ -1,20 +1,35 @@
-"""What each speed lever buys, measured side by side in one run: the students of Table 3 (quick preset, 3 seeds) trained
+"""What each speed lever buys, measured side by side in one run, each variant in a fresh process, the same seeds.
+
+Table 3's students (quick preset, 3 seeds), trained
 
   A. as one batch to the end (no shedding of converged models), default allocator;
   B. shedding converged models (`train.COMPACT_BELOW`, the default);
   C. B plus `train.tune_allocator()` (glibc keeps freed step buffers);
-  D. C with the engine's steps on every core (`train.engine_threads()`, the default; A-C set it to one thread);
+  D. C with the engine's steps on every core (`train.engine_threads()`, the default; A-C set it to one thread).
 
-each in a fresh process, the same seeds. Prints wall time, minor page faults and the ratios to A, and
-checks that the three runs give identical students (same excess per student).
+Table 2 at the quick preset (3 seeds), one process, the engine on every core:
 
-    python benchmarks/bench_levers.py
+  T2a. the step budgets the quick preset had before (500 steps per class, B3+pos 1500);
+  T2b. the quick preset's budgets now (300, B3+pos 1000).
+
+The whole quick preset, `reproduce(..., force=True)` as the command runs it (the allocator tuned in all four):
+
+  Q1. one process, one thread, every least-squares design computed afresh (`predict._DESIGN_CACHE = 0`);
+  Q2. Q1 with designs reused across fits on the same inputs (the default);
+  Q3. Q2 with the engine's steps on every core (`--jobs 1`);
+  Q4. Q3 as worker processes, one per core (the default `--jobs`).
+
+Prints wall times, minor page faults (students) and ratios; checks that A-D give identical students, and that Q1-Q4
+give the same verdicts (with the largest relative change of a claim's value).
+
+    python benchmarks/bench_levers.py [--only students,table2,quick]
 """
+import argparse
 import json
 import subprocess
 import sys
 
-CHILD = r"""
+STUDENTS = r"""
 import json, resource, sys, time
 import numpy as np
 from entropic_bound import train
@@ -33,20 +48,95 @@ excess = [v for x in sorted(out) for k, v in sorted(out[x]["excess"].items())]
 print(json.dumps(dict(wall=wall, faults=faults, excess=excess, threads=train.engine_threads())))
 """
 
+TABLE2 = r"""
+import dataclasses, json, sys, time
+from entropic_bound import train
+from entropic_bound.experiment import run
+from entropic_bound.table2 import TABLE2
+assert train.tune_allocator()
+s = TABLE2.settings("quick")
+if sys.argv[1] == "T2a": s = dataclasses.replace(s, steps=500, pos_steps=1500)
+t0 = time.perf_counter()
+res = run(TABLE2, s, (0, 1, 2))
+print(json.dumps(dict(wall=time.perf_counter() - t0, claims={c.id: [c.measured, c.verdict] for c in res.claims},
+                      steps=[s.steps, s.pos_steps])))
+"""
 
-def main():
-    res = {}
-    for v in ("A", "B", "C", "D"):
-        r = subprocess.run([sys.executable, "-c", CHILD, v], capture_output=True, text=True, check=True)
-        res[v] = json.loads(r.stdout.strip().splitlines()[-1])
+QUICK = r"""
+import json, sys, tempfile, time
+from entropic_bound import predict, train
+from entropic_bound.reproduce import EXPERIMENTS, default_jobs, reproduce
+variant = sys.argv[1]
+assert train.tune_allocator()
+if variant == "Q1": predict._DESIGN_CACHE = 0
+if variant in ("Q1", "Q2"): train.set_engine_threads(1)
+jobs = default_jobs(list(EXPERIMENTS)) if variant == "Q4" else 1
+with tempfile.TemporaryDirectory() as d:
+    t0 = time.perf_counter()
+    claims = reproduce(d, "quick", force=True, progress=False, jobs=jobs)
+    wall = time.perf_counter() - t0
+print(json.dumps(dict(wall=wall, jobs=jobs, threads=train.engine_threads(), claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
+"""
+
+
+def child(code: str, variant: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", code, variant], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def claim_change(a: dict, b: dict):
+    "Same verdicts? and the largest relative change of a claim's value between two runs."
+    same = all(a[k][1] == b[k][1] for k in a)
+    rel = max(abs(a[k][0] - b[k][0]) / max(abs(a[k][0]), 1e-300) for k in a)
+    return same, rel
+
+
+def students():
+    res = {v: child(STUDENTS, v) for v in ("A", "B", "C", "D")}
     same = res["A"]["excess"] == res["B"]["excess"] == res["C"]["excess"] == res["D"]["excess"]
     print("Table 3 students (quick preset, 3 seeds), one process each, side by side:")
     for v, what in (("A", "one batch to the end"), ("B", "shed converged models"), ("C", "shed + tune_allocator"),
-                      ("D", f"C + engine on {res['D']['threads']} cores")):
-        print(f"  {v}  {what:24s} {res[v]['wall']:7.1f} s  {res[v]['faults']:>10d} minor faults   "
+                    ("D", f"C + engine on {res['D']['threads']} cores")):
+        print(f"  {v}  {what:26s} {res[v]['wall']:7.1f} s  {res[v]['faults']:>10d} minor faults   "
               f"speed-up vs A {res['A']['wall'] / res[v]['wall']:.2f}x")
     print(f"  identical students in A, B, C, D: {same}")
-    if not same: sys.exit(1)
+    return same
+
+
+def table2():
+    res = {v: child(TABLE2, v) for v in ("T2a", "T2b")}
+    print("Table 2 (quick preset, 3 seeds), one process each, the engine on every core:")
+    for v in ("T2a", "T2b"):
+        print(f"  {v}  steps {res[v]['steps'][0]}, B3+pos {res[v]['steps'][1]:<5d} {res[v]['wall']:7.1f} s   "
+              f"speed-up vs T2a {res['T2a']['wall'] / res[v]['wall']:.2f}x")
+    same, _ = claim_change(res["T2a"]["claims"], res["T2b"]["claims"])
+    print("  verdicts the same: " + str(same) + "; " + ", ".join(f"{k} {res['T2a']['claims'][k][0]:.4g} -> {res['T2b']['claims'][k][0]:.4g}"
+                                                           for k in res["T2a"]["claims"]))
+    return same
+
+
+def quick():
+    res = {v: child(QUICK, v) for v in ("Q1", "Q2", "Q3", "Q4")}
+    print("The quick preset (3 seeds), the whole command, one fresh process each, side by side:")
+    what = {"Q1": "one process, one thread, no design reuse", "Q2": "Q1 + designs reused", "Q3": f"Q2 + engine on {res['Q3']['threads']} cores",
+            "Q4": f"Q3 as {res['Q4']['jobs']} worker processes"}
+    ok = True
+    for v in ("Q1", "Q2", "Q3", "Q4"):
+        same, rel = claim_change(res["Q1"]["claims"], res[v]["claims"])
+        ok &= same
+        print(f"  {v}  {what[v]:42s} {res[v]['wall']:7.1f} s   speed-up vs Q1 {res['Q1']['wall'] / res[v]['wall']:.2f}x   "
+              f"verdicts as Q1: {same}, largest relative change of a claim value {rel:.1e}")
+    return ok
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default="students,table2,quick")
+    parts = p.parse_args().only.split(",")
+    ok = True
+    for name, fn in (("students", students), ("table2", table2), ("quick", quick)):
+        if name in parts: ok &= fn()
+    if not ok: sys.exit(1)
 
 
 if __name__ == "__main__":

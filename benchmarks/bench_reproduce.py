@@ -14,17 +14,17 @@ from pathlib import Path
 
 import torch
 
-from entropic_bound.reproduce import EXPERIMENTS, reproduce
-from entropic_bound.train import cpu_threads, tune_allocator
+from entropic_bound.reproduce import EXPERIMENTS, default_jobs, reproduce
+from entropic_bound.train import cpu_threads, engine_threads, set_engine_threads, tune_allocator
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import bench  # noqa: E402
 
 
-def timed(out: Path, preset: str, seeds: int, device: str):
-    "Run reproduce into `out`; per-experiment seconds, total seconds, claim records."
+def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
+    "Run reproduce into `out` as the command does; per-experiment seconds, total seconds, claim records."
     t0 = time.perf_counter()
-    claims = reproduce(out, preset, range(seeds), device, force=True, progress=False)
+    claims = reproduce(out, preset, range(seeds), device, force=True, progress=False, jobs=jobs)
     total = time.perf_counter() - t0
     per = {name: json.loads((out / ".records" / f"{name}.json").read_text())["seconds"] for name in EXPERIMENTS}
     return per, total, claims
@@ -35,16 +35,19 @@ def main():
     p.add_argument("--preset", default="paper", choices=("quick", "paper"))
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: as the command, one per core, at most one per table)")
     p.add_argument("--no-quick", action="store_true", help="skip the quick-preset run")
     p.add_argument("--out", default=None, help="keep the outputs here (default: a temporary directory)")
     a = p.parse_args()
     tune_allocator()                                   # as the command line does
-    print(f"torch {torch.__version__}, device {a.device}" + (f" ({torch.cuda.get_device_name()})" if a.device == "cuda" else ""))
+    jobs = default_jobs(list(EXPERIMENTS), a.device) if a.jobs is None else a.jobs
+    print(f"torch {torch.__version__}, device {a.device}" + (f" ({torch.cuda.get_device_name()})" if a.device == "cuda" else "")
+          + f", {engine_threads()} cores, --jobs {jobs}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(a.out or tmp)
-        per, total, claims = timed(out / a.preset, a.preset, a.seeds, a.device)
+        per, total, claims = timed(out / a.preset, a.preset, a.seeds, a.device, jobs)
         target, table_target = (60, None) if a.device == "cuda" else (600, 300)
-        print(f"reproduce --preset {a.preset} --seeds {a.seeds}:")
+        print(f"reproduce --preset {a.preset} --seeds {a.seeds} --jobs {jobs}:")
         for name, sec in per.items():
             flag = "" if table_target is None else f"   (<= {table_target} s: {'met' if sec <= table_target else 'NOT met'})"
             print(f"  {name:7s} {sec:8.1f} s{flag}")
@@ -52,12 +55,15 @@ def main():
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{verdicts.count('holds')}/{len(claims)} claims hold")
         if not a.no_quick:
-            qper, qtotal, _ = timed(out / "quick", "quick", 3, a.device)
-            print(f"reproduce --preset quick --seeds 3: total {qtotal:.1f} s   (target <= 45 s: {'met' if qtotal <= 45 else 'NOT met'}); "
+            qper, qtotal, _ = timed(out / "quick", "quick", 3, a.device, jobs)
+            print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= 45 s: {'met' if qtotal <= 45 else 'NOT met'}); "
                   + ", ".join(f"{n} {s:.1f} s" for n, s in qper.items()))
-    with cpu_threads("cpu"): b = bench(40, "fixed")
-    print(f"engine, side by side: 40 §4 models, fixed 500 steps, one thread: loop {b['loop_s']:.2f} s, "
-          f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x   (target >= 20x: {'met' if b['ratio'] >= 20 else 'NOT met'})")
+    for threads in sorted({1, engine_threads()}):
+        before = set_engine_threads(threads)
+        with cpu_threads("cpu", threads): b = bench(40, "fixed")
+        set_engine_threads(before)
+        print(f"engine, side by side: 40 §4 models, fixed 500 steps, {threads} thread(s) both ways: loop {b['loop_s']:.2f} s, "
+              f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x   (target >= 20x: {'met' if b['ratio'] >= 20 else 'NOT met'})")
 
 
 if __name__ == "__main__":

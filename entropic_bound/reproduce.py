@@ -264,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name, what in SUBCOMMANDS.items(): sub.add_parser(name, help=what[2], add_help=False)   # parsed by their own modules
     r = sub.add_parser("reproduce", help="run every experiment and write tables, figures, summary.md and claims.json")
-    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: minutes on 2 CPU cores (default); paper: the paper's scale; smoke: seconds, for tests")
+    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: about a minute on 2 CPU cores (default); paper: the paper's scale; smoke: seconds, for tests")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
     r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
