@@ -182,16 +182,21 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     return "\n\n".join(parts) + "\n"
 
 # %% ../nbs/90_reproduce.ipynb #7e3fabad
-def _measure_in_worker(name: str, settings, unit, device: str, threads: int):
-    "What a `jobs` worker process runs: one unit, small solves on one thread and the engine's steps on `threads` -> ({seed: data}, seconds)."
+def _worker_init(threads: int):
+    "Set up a `jobs` worker process: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle."
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_cpu_threads(1); set_engine_threads(threads)
+
+def _measure_in_worker(job):
+    "What a `jobs` worker runs: one unit `job` = (name, settings, unit, device) -> (name, unit, {seed: data}, seconds)."
+    name, settings, unit, device = job
     t0 = time.perf_counter()
-    return measure_unit(experiment(name), settings, unit, device), time.perf_counter() - t0
+    return name, unit, measure_unit(experiment(name), settings, unit, device), time.perf_counter() - t0
 
 def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force: bool = False, progress: bool | None = None,
                      jobs: int = 2) -> list:
-    "Experiments `names` with their units measured on `jobs` worker processes of this machine (each engine on its share of the cores), summarised and written here as each experiment completes; returns their records in the order of `names`."
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    "Experiments `names` with their units measured on `jobs` worker processes of this machine (each engine on its share of the cores), summarised and written here as each experiment completes; returns their records in the order of `names`. Worker processes are fresh interpreters (spawn): a script that calls this needs the usual `if __name__ == '__main__':` guard."
     import multiprocessing
     out = Path(out); (out / ".records").mkdir(parents=True, exist_ok=True)
     seeds, records, todo = tuple(seeds), {}, {}
@@ -201,19 +206,23 @@ def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force:
         exp = experiment(name); settings = exp.settings(preset)
         todo[name] = dict(exp=exp, settings=settings, config=config, units=units(exp, settings, seeds), measured={}, seconds=0.0)
     if todo:
-        threads = max(1, engine_threads() // jobs)
-        bar = tqdm(total=sum(len(t["units"]) for t in todo.values()), desc="reproduce units", disable=None if progress is None else not progress)
+        work = [(name, t["settings"], u, device) for name, t in todo.items() for u in t["units"]]
+        bar = tqdm(total=len(work), desc="reproduce units", disable=None if progress is None else not progress)
         # spawn: fresh interpreters, never a fork of a process whose thread pools have run
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_measure_in_worker, name, t["settings"], u, device, threads): (name, u) for name, t in todo.items() for u in t["units"]}
-            for fut in as_completed(futures):
-                name, u = futures[fut]; t = todo[name]
-                t["measured"][u], sec = fut.result(); t["seconds"] += sec; bar.update(); bar.set_postfix_str(f"{name}/{u.part}")
+        pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(work)), _worker_init, (max(1, engine_threads() // jobs),))
+        try:
+            for name, u, data, sec in pool.imap_unordered(_measure_in_worker, work):
+                t = todo[name]; t["measured"][u] = data; t["seconds"] += sec
+                bar.update(); bar.set_postfix_str(f"{name}/{u.part}")
                 if len(t["measured"]) == len(t["units"]):                           # all of its units: summarise and write
                     t0 = time.perf_counter()
                     result = summarise_units(t["exp"], t["settings"], seeds, t["measured"])
                     records[name] = _write_experiment(name, out, t["config"], result, t["seconds"] + time.perf_counter() - t0)
-        bar.close()
+            pool.close()
+        except BaseException:
+            pool.terminate(); raise                                                  # Ctrl-C or a failed unit: stop every worker now
+        finally:
+            pool.join(); bar.close()
     return [records[n] for n in names]
 
 def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
@@ -223,7 +232,7 @@ def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
               progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int = 1) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here."
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`)."
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1: raise ValueError(f"jobs must be a positive integer; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)

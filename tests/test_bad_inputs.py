@@ -346,15 +346,21 @@ FAKE_SLOW = textwrap.dedent('''
             return ExperimentResult(self.name, [dict(seed=x, value=y) for x, y in units["main"].items()], [])
     table1, table2 = Fake("table1"), Fake("table2")
     rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="__main__:table1", table2="__main__:table2")
-    sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1"]))
+    if __name__ == "__main__":                    # worker processes (--jobs) import this file again
+        sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
 ''')
 
 
-def test_cli_ctrl_c_is_one_line_and_130(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_ctrl_c_is_one_line_and_130(tmp_path, jobs):
     (tmp_path / "slow.py").write_text(FAKE_SLOW)
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "READY"                             # table1 written, table2 running
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out), jobs], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "READY"                             # table2 running
+    deadline = time.monotonic() + 60
+    while not (out / ".records" / "table1.json").is_file():                      # table1 written (with --jobs, alongside)
+        assert time.monotonic() < deadline and proc.poll() is None, "table1 was not written"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
