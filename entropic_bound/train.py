@@ -46,11 +46,24 @@ def cpu_threads(device="cpu", n: int = 1):
 
 _ENGINE_THREADS = None   # None: every core this process may run on
 
+def _cpu_quota(root: str = "/sys/fs/cgroup"):
+    "The CPU quota of this process's cgroup in cores (rounded up; v2 `cpu.max` or v1 `cfs_quota_us`), or None where there is none."
+    from pathlib import Path
+    for quota, period in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            read = lambda f: (Path(root) / f).read_text()
+            q, p = read(quota).split()[:2] if period is None else (read(quota).strip(), read(period).strip())
+            if q not in ("max", "-1") and int(q) > 0: return max(1, -(-int(q) // int(p)))
+        except (OSError, ValueError): continue
+    return None
+
 def engine_threads() -> int:
-    "CPU threads the engine's training steps use: the value given to `set_engine_threads`, else every core this process may run on."
+    "CPU threads the engine's training steps use: the value given to `set_engine_threads`, else every core this process may run on (its affinity mask, capped by a container's CPU quota)."
     if _ENGINE_THREADS is not None: return _ENGINE_THREADS
-    try: return len(os.sched_getaffinity(0))
-    except AttributeError: return os.cpu_count() or 1          # platforms without affinity masks
+    try: cores = len(os.sched_getaffinity(0))
+    except AttributeError: cores = os.cpu_count() or 1           # platforms without affinity masks
+    quota = _cpu_quota()
+    return cores if quota is None else min(cores, quota)
 
 def set_engine_threads(n: int | None = None) -> int | None:
     "Let `train_batched` run its steps on `n` CPU threads from now on (None: every core this process may use); returns the previous setting."
