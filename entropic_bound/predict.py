@@ -94,7 +94,8 @@ def _make_design(R: np.ndarray, d: int, q: int) -> _Design:
     return _Design(Ai, Bi, Lw, _psd_power(A, 0.5), _psd_power(B, 0.5), {})
 
 _DESIGNS: OrderedDict = OrderedDict()   # the last few designs by the content of their inputs
-_DESIGN_CACHE = 16
+_DESIGN_CACHE = 16                      # at most this many designs ...
+_DESIGN_CACHE_BYTES = 64 << 20          # ... holding at most this many bytes of arrays
 
 def _design(kind: str, arrays, make_R, d: int, q: int) -> _Design:
     "The design of a `kind` regression on input `arrays`, reused when the same inputs (by content) come again: sweeps refit one X with many targets."
@@ -104,7 +105,9 @@ def _design(kind: str, arrays, make_R, d: int, q: int) -> _Design:
     key = h.digest()
     if key in _DESIGNS: _DESIGNS.move_to_end(key); return _DESIGNS[key]
     design = _DESIGNS[key] = _make_design(make_R(), d, q)
-    if len(_DESIGNS) > _DESIGN_CACHE: _DESIGNS.popitem(last=False)
+    size = lambda x: sum(a.nbytes for a in (x.Ai, x.Bi, x.Lw, x.left, x.right))
+    while _DESIGNS and (len(_DESIGNS) > _DESIGN_CACHE or sum(size(x) for x in _DESIGNS.values()) > _DESIGN_CACHE_BYTES):
+        _DESIGNS.popitem(last=False)                                       # the least recently used first
     return design
 
 def _whitened_least_squares(design: _Design, rhs: np.ndarray, rss, n_equations: int, noise_std) -> KernelFit:
