@@ -83,7 +83,11 @@ def attention_mixing(X, K, kind) -> torch.Tensor:
     XK = (X.reshape(*lead, -1, d) @ K).reshape(X.shape) if X.shape[:len(lead)] == lead else X @ K
     L = XK @ X.transpose(-1, -2)                             # L_ts = x_t^T K x_s
     if isinstance(kind, torch.Tensor):                       # a batch of both kinds: (B,) bool, True = softmax
-        return torch.where(kind.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
+        s = kind.view(-1)
+        k = int((~s).sum())
+        if bool((s[:k] == False).all()):                     # linear models first (how batches are built): each kind on its own rows
+            return torch.cat([L[:k] / T, torch.softmax(L[k:] / math.sqrt(d), dim=-1)])
+        return torch.where(s.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
     if kind == "linear": return L / T
     if kind == "softmax": return torch.softmax(L / math.sqrt(d), dim=-1)
     raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
