@@ -76,10 +76,14 @@ def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dic
             data["variants"] = {"log inversion, true σ, observation edge": dict(rank=variants["log inversion (V known)"]["noise_rank"],
                                                                              negative=variants["log inversion (V known)"]["negative"]),
                                 "oracle: true A": dict(rank=variants["control: true A"]["misfit_rank"], energy=variants["control: true A"]["energy"])}
-            data["sweep"] = {f"{kind}/{sigma!r}": data_only_routes(*(a.numpy() for a in (tt.X, tt.Y, tt.V)), s.n)
-                             for sigma in s.noise_sweep for kind in ("softmax", "linear") for tt in [teacher(kind, r, x, sigma, s.n)]}
-            data["n_sweep"] = {f"{kind}/{n_}": data_only_routes(*(a.numpy() for a in (tt.X, tt.Y, tt.V)), n_)
-                               for n_ in s.n_sweep for kind in ("softmax", "linear") for tt in [teacher(kind, r, x, s.noise_std, n_)]}
+            routes = {}                                                                       # (kind, σ, n) -> routes: each draw once
+            def sweep_point(kind, sigma, n_):
+                if (kind, sigma, n_) not in routes:
+                    tt = teacher(kind, r, x, sigma, n_)
+                    routes[(kind, sigma, n_)] = data_only_routes(tt.X.numpy(), tt.Y.numpy(), tt.V.numpy(), n_)
+                return routes[(kind, sigma, n_)]
+            data["sweep"] = {f"{kind}/{sigma!r}": sweep_point(kind, sigma, s.n) for sigma in s.noise_sweep for kind in ("softmax", "linear")}
+            data["n_sweep"] = {f"{kind}/{n_}": sweep_point(kind, s.noise_std, n_) for n_ in s.n_sweep for kind in ("softmax", "linear")}
             out[x][r] = data
     return out
 
