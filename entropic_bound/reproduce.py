@@ -209,7 +209,8 @@ def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force:
         work = [(name, t["settings"], u, device) for name, t in todo.items() for u in t["units"]]
         bar = tqdm(total=len(work), desc="reproduce units", disable=None if progress is None else not progress)
         # spawn: fresh interpreters, never a fork of a process whose thread pools have run
-        pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(work)), _worker_init, (max(1, engine_threads() // jobs),))
+        workers = min(jobs, len(work))                                                 # the cores shared among the workers there are
+        pool = multiprocessing.get_context("spawn").Pool(workers, _worker_init, (max(1, engine_threads() // workers),))
         try:
             for name, u, data, sec in pool.imap_unordered(_measure_in_worker, work):
                 t = todo[name]; t["measured"][u] = data; t["seconds"] += sec
