@@ -532,5 +532,7 @@ d = { 'settings': { 'branch': 'main',
                                       'entropic_bound.train.set_cpu_threads': ('train.html#set_cpu_threads', 'entropic_bound/train.py'),
                                       'entropic_bound.train.set_engine_threads': ( 'train.html#set_engine_threads',
                                                                                    'entropic_bound/train.py'),
+                                      'entropic_bound.train.set_worker_threads': ( 'train.html#set_worker_threads',
+                                                                                   'entropic_bound/train.py'),
                                       'entropic_bound.train.train_batched': ('train.html#train_batched', 'entropic_bound/train.py'),
                                       'entropic_bound.train.tune_allocator': ('train.html#tune_allocator', 'entropic_bound/train.py')}}}

@@ -102,9 +102,9 @@ def load_unit(path: Path, config: dict) -> dict | None:
 def measure_remote(name: str, settings, unit: Unit, device: str = "cpu", version: str = __version__) -> dict:
     "Measure one unit in a worker: a pure function of the settings (a plain dataclass), the unit and the device -> {seed: data}; one CPU thread per worker process."
     from entropic_bound import __version__ as here
-    from entropic_bound.train import set_cpu_threads, set_engine_threads
+    from entropic_bound.train import set_worker_threads
     if here != version: raise RuntimeError(f"worker has entropic_bound {here}, the command {version}: install the same version everywhere")
-    set_cpu_threads(1); set_engine_threads(1)            # one core per worker process, the engine's steps included
+    set_worker_threads(1)                                # one core per worker process, the engine's steps included
     return measure_unit(experiment(name), settings, unit, device)
 
 def _lost(name: str, done: int, total: int, folder: Path, e: BaseException) -> ClusterError:

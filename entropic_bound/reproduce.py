@@ -14,7 +14,7 @@ from tqdm import tqdm
 from . import __version__
 from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
 from .experiment import run, units, measure_unit, summarise_units
-from .train import tune_allocator, engine_threads, set_engine_threads, set_cpu_threads
+from .train import tune_allocator, engine_threads, set_worker_threads
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment', 'experiment_config', 'config_key',
@@ -186,7 +186,7 @@ def _worker_init(threads: int):
     "Set up a `jobs` worker process: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle."
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    set_cpu_threads(1); set_engine_threads(threads)
+    set_worker_threads(threads)
 
 def _measure_in_worker(job):
     "What a `jobs` worker runs: one unit `job` = (name, settings, unit, device) -> (name, unit, {seed: data}, seconds)."
@@ -232,12 +232,13 @@ def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
     return max(1, min(engine_threads(), len(names)))
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
-              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int = 1) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`)."
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1: raise ValueError(f"jobs must be a positive integer; got {jobs!r}")
+              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`."
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise ValueError(f"jobs must be a positive integer or None; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)
+    jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
     if jobs > 1 and scheduler is None:
         records = run_in_processes(names, out, preset, seeds, device, force, progress, jobs)
     else:
@@ -260,7 +261,6 @@ def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=
     atomic_write(out / "summary.md", summary_markdown(records, preset, seeds))
     atomic_write(out / "claims.json", json.dumps(claims, indent=1))
     return claims
-
 
 # %% ../nbs/90_reproduce.ipynb #c6048486
 class _Parser(argparse.ArgumentParser):
@@ -341,10 +341,8 @@ def main(argv=None) -> int:
     cluster_errors = ()
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
-        names = a.only or list(EXPERIMENTS)
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout,
-                           default_jobs(names, a.device, a.scheduler) if a.jobs is None else a.jobs)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs)
     except KeyboardInterrupt: return _interrupted(a.out)
     except cluster_errors as e:
         sys.stderr.write(f"entropic-bound: error: {e}\n"); return 2

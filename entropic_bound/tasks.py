@@ -85,7 +85,7 @@ def attention_mixing(X, K, kind) -> torch.Tensor:
     if isinstance(kind, torch.Tensor):                       # a batch of both kinds: (B,) bool, True = softmax
         s = kind.view(-1)
         k = int((~s).sum())
-        if bool((s[:k] == False).all()):                     # linear models first (how batches are built): each kind on its own rows
+        if not bool(s[:k].any()):                            # linear models first (how batches are built): each kind on its own rows
             return torch.cat([L[:k] / T, torch.softmax(L[k:] / math.sqrt(d), dim=-1)])
         return torch.where(s.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
     if kind == "linear": return L / T

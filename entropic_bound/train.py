@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 # %% auto #0
 __all__ = ['COMPACT_BELOW', 'seeded_normal', 'set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads',
-           'rank_mask', 'tune_allocator', 'TrainResult', 'train_batched']
+           'set_worker_threads', 'rank_mask', 'tune_allocator', 'TrainResult', 'train_batched']
 
 # %% ../nbs/21_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -71,6 +71,10 @@ def set_engine_threads(n: int | None = None) -> int | None:
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1): raise ValueError(f"n must be a positive integer or None; got {n!r}")
     before, _ENGINE_THREADS = _ENGINE_THREADS, n
     return before
+
+def set_worker_threads(engine: int = 1):
+    "Threads of a worker process that shares its machine with others (a Dask worker, a `reproduce --jobs` worker): small solves on one thread, the engine's steps on `engine`."
+    set_cpu_threads(1); set_engine_threads(engine)
 
 def rank_mask(ranks, width: int, dtype=torch.float64, device="cpu") -> torch.Tensor:
     "Mask (B, width): 1 in the first `ranks[b]` columns of row b, 0 after — how every rank-limited model of the project zeroes its factors."
