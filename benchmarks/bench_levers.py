@@ -19,10 +19,16 @@ The whole quick preset, `reproduce(..., force=True)` as the command runs it (the
   Q3. Q2 with the engine's steps on every core (`--jobs 1`);
   Q4. Q3 as worker processes, one per core (the default `--jobs`).
 
-Prints wall times, minor page faults (students) and ratios; checks that A-D give identical students, and that Q1-Q4
-give the same verdicts (with the largest relative change of a claim's value).
+The quick preset's tasks, the whole command as it runs by default (worker processes, designs reused):
 
-    python benchmarks/bench_levers.py [--only students,table2,quick]
+  R4. Tables 2 and 3 on r* in {1, 2, 3, 4}, as the quick preset had them before;
+  R3. r* in {1, 2, 3}, the quick preset now (the paper preset keeps all four).
+
+Prints wall times, minor page faults (students) and ratios; checks that A-D give identical students, and that Q1-Q4
+give the same verdicts (with the largest relative change of a claim's value); for R4 and R3, the verdicts and every claim
+value that moved.
+
+    python benchmarks/bench_levers.py [--only students,table2,quick,ranks]
 """
 import argparse
 import json
@@ -79,6 +85,22 @@ print(json.dumps(dict(wall=wall, jobs=jobs, threads=train.engine_threads(), clai
 """
 
 
+RANKS = r"""
+import json, sys, tempfile, time
+from entropic_bound import train
+from entropic_bound.reproduce import EXPERIMENTS, default_jobs, experiment, reproduce
+assert train.tune_allocator()
+if sys.argv[1] == "R4":            # the presets live in this process; the workers get the settings made from them
+    for name in ("table2", "table3"): experiment(name).presets["quick"]["r_stars"] = (1, 2, 3, 4)
+with tempfile.TemporaryDirectory() as d:
+    t0 = time.perf_counter()
+    claims = reproduce(d, "quick", force=True, progress=False, jobs=default_jobs(list(EXPERIMENTS)))
+    wall = time.perf_counter() - t0
+r = experiment("table2").settings("quick").r_stars, experiment("table3").settings("quick").r_stars
+print(json.dumps(dict(wall=wall, r_stars=r, claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
+"""
+
+
 def child(code: str, variant: str) -> dict:
     r = subprocess.run([sys.executable, "-c", code, variant], capture_output=True, text=True, check=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -129,12 +151,25 @@ def quick():
     return ok
 
 
+def ranks():
+    res = {v: child(RANKS, v) for v in ("R4", "R3")}
+    print("The quick preset (3 seeds), the whole command (default --jobs), one fresh process each, side by side:")
+    for v in ("R4", "R3"):
+        print(f"  {v}  Tables 2 and 3 on r* in {{{', '.join(map(str, res[v]['r_stars'][0]))}}}   {res[v]['wall']:7.1f} s   "
+              f"speed-up vs R4 {res['R4']['wall'] / res[v]['wall']:.2f}x")
+    a, b = res["R4"]["claims"], res["R3"]["claims"]
+    same, _ = claim_change(a, b)
+    moved = [f"{k} {a[k][0]:.4g} -> {b[k][0]:.4g}" for k in a if a[k][0] != b[k][0]]
+    print(f"  verdicts the same: {same}; claim values that moved: " + (", ".join(moved) or "none"))
+    return same
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default="students,table2,quick")
+    p.add_argument("--only", default="students,table2,quick,ranks")
     parts = p.parse_args().only.split(",")
     ok = True
-    for name, fn in (("students", students), ("table2", table2), ("quick", quick)):
+    for name, fn in (("students", students), ("table2", table2), ("quick", quick), ("ranks", ranks)):
         if name in parts: ok &= fn()
     if not ok: sys.exit(1)
 

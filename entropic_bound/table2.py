@@ -49,7 +49,7 @@ class Table2Settings:
                        steps=(pos, "> 0"), pos_steps=(pos, "> 0"), lr=(pos, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
                        dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
-TABLE2_PRESETS = {"quick": dict(steps=300, pos_steps=1000), "paper": dict(n_test=8192, steps=800, pos_steps=2500),
+TABLE2_PRESETS = {"quick": dict(r_stars=(1, 2, 3), steps=300, pos_steps=1000), "paper": dict(n_test=8192, steps=800, pos_steps=2500),
                   "smoke": dict(r_stars=(1, 3), n=32, n_test=64, steps=10, pos_steps=10)}   # smoke: seconds, for tests
 
 _MIXING = {"B0": "A X V, A = PQᵀ", "B1": "(XW_Q)(XW_K)ᵀXV/T", "B1c": "(XKXᵀ)XV/T, K full", "B2": "softmax((XW_Q)(XW_K)ᵀ/√d)XV",

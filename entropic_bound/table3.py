@@ -58,7 +58,7 @@ class Table3Settings:
                        nonflat_spectra=(lambda v: all(1 <= len(sp) <= self.d and min(sp) > 0 for sp in v), "spectra of 1..d positive values"), dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
 TABLE3_PRESETS = {
-    "quick": dict(),
+    "quick": dict(r_stars=(1, 2, 3)),
     "paper": dict(n=256, n_test=1000, steps=3000, full_sweep=(1, 2, 3, 4), estimator_n=(64, 256, 512), estimator_seeds=2),
     "smoke": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),   # seconds, for tests
 }

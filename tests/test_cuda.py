@@ -1,0 +1,110 @@
+"""The library's GPU paths against its CPU path, on the same inputs.
+
+Skipped where torch sees no CUDA device (the CI machine has none); `benchmarks/gpu_check.sh` runs them on a GPU
+machine. `EB_TEST_DEVICE=cpu pytest tests/test_cuda.py` runs the same code with the CPU in the GPU's place, which checks
+the tests' own code where no GPU is at hand (every comparison is then of the CPU with itself, so it proves nothing about
+a GPU).
+
+What is compared, and how closely:
+
+* float64 work (seeded initialisations, the §4 engine on moments, the estimators of Tables 4 and 5, the rank bundle)
+  must agree to rounding: the GPU sums in another order, nothing more;
+* float32 training (the ladder of Table 2, the students of Table 3) is chaotic at the level of rounding over hundreds of
+  steps, so there the GPU run must give the same claims, kinds and row layout, finite values, and claim values within
+  the tolerance stated in `FLOAT32_RTOL`.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from entropic_bound.experiment import run
+from entropic_bound.linear import SecondMoments, excess_risk, task_moments, train_rank_sweep
+from entropic_bound.reproduce import EXPERIMENTS, experiment
+from entropic_bound.spectral import rank_profile
+from entropic_bound.tasks import linear_task
+from entropic_bound.train import seeded_normal
+
+DEVICE = os.environ.get("EB_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(DEVICE.startswith("cuda") and not torch.cuda.is_available(), reason="torch sees no CUDA device")
+
+FLOAT64_RTOL = 1e-7        # float64 work: the same up to summation order
+FLOAT32_RTOL = 0.05        # a claim value of float32 training, GPU against CPU (rounding grows over the steps)
+FLOAT32_TABLES = {"table2", "table3"}
+TINY = {                   # sizes of tests/test_experiments.py: seconds each
+    "table1": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40),
+    "table2": dict(r_stars=(1, 3), n=32, n_test=64, steps=10, pos_steps=10),
+    "table3": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),
+    "table4": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,)),
+    "table5": dict(n=90, r_stars=(1, 2), draws=2),
+}
+
+
+def _on(m: SecondMoments, device) -> SecondMoments:
+    return SecondMoments(m.R.to(device), m.H.to(device), m.yy.to(device), m.n, m.T, m.d)
+
+
+def test_seeded_initialisations_are_the_same_numbers():
+    ids = [1, 2, 1003]
+    on_device = seeded_normal(ids, (16, 3), 0.1, device=DEVICE, stream=2)
+    assert on_device.device.type == torch.device(DEVICE).type
+    torch.testing.assert_close(on_device.cpu(), seeded_normal(ids, (16, 3), 0.1, stream=2), rtol=0, atol=0)
+
+
+def test_engine_on_moments_matches_cpu():
+    "The §4 rank sweep (float64 GD on moments, 300 steps, 2 tasks x 3 ranks) gives the CPU's models on the device."
+    tasks = [linear_task(256, 16, 12, 3, seed=s) for s in (0, 1)]
+    m = task_moments(tasks)
+    A_star = torch.stack([t.A for t in tasks])[:, None]; V_star = torch.stack([t.V for t in tasks])[:, None]
+    out = {}
+    for dev in ("cpu", DEVICE):
+        A, V, res = train_rank_sweep(_on(m, dev), [2, 3, 4], [0, 1], steps=300, rtol=0.0, progress=False)
+        assert A.device.type == torch.device(dev).type
+        out[dev] = (excess_risk(A.cpu(), V.cpu(), A_star, V_star), res.loss.cpu())
+    for a, b in zip(out["cpu"], out[DEVICE]):
+        torch.testing.assert_close(b, a, rtol=FLOAT64_RTOL, atol=1e-12)
+
+
+def test_rank_bundle_of_device_tensors():
+    M = torch.randn(4, 12, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    here, there = rank_profile(M.numpy()), rank_profile(M.to(DEVICE))
+    for k in ("shannon", "energy", "stable"):
+        np.testing.assert_allclose(np.asarray(there[k]), np.asarray(here[k]), rtol=FLOAT64_RTOL)
+
+
+def _flat(rows) -> dict:
+    "Numeric cells of table rows, keyed (row, column)."
+    return {(i, k): float(v) for i, r in enumerate(rows) for k, v in r.items() if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)}
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_table_on_device_matches_cpu(name):
+    exp = experiment(name)
+    s = exp.settings("quick", **TINY[name])
+    cpu, dev = run(exp, s, seeds=(0, 1), progress=False), run(exp, s, seeds=(0, 1), device=DEVICE, progress=False)
+    a, b = [c.record() for c in cpu.claims], [c.record() for c in dev.claims]
+    assert [(c["id"], c["kind"]) for c in b] == [(c["id"], c["kind"]) for c in a]
+    assert [list(r) for r in dev.rows] == [list(r) for r in cpu.rows]
+    cells_a, cells_b = _flat(cpu.rows), _flat(dev.rows)
+    assert cells_a.keys() == cells_b.keys()
+    assert all(np.isfinite(v) == np.isfinite(cells_a[k]) for k, v in cells_b.items()), "a value is finite on one device only"
+    rtol = FLOAT32_RTOL if name in FLOAT32_TABLES else FLOAT64_RTOL
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y["measured"], x["measured"], rtol=rtol, atol=1e-9, err_msg=x["id"])
+    if name not in FLOAT32_TABLES:
+        for k in cells_a:
+            np.testing.assert_allclose(cells_b[k], cells_a[k], rtol=rtol, atol=1e-9, err_msg=str(k))
+
+
+def test_command_line_on_device(tmp_path):
+    "`reproduce --device cuda` (here: the device under test) writes every output of a table and ends 0 or 1 (1: a claim fails)."
+    if not DEVICE.startswith("cuda"): pytest.skip("the command line's --device takes 'cuda' or 'cpu' only; the CPU path is tested elsewhere")
+    args = ["reproduce", "--preset", "smoke", "--device", "cuda", "--only", "table1,table4", "--out", str(tmp_path), "--no-progress"]
+    r = subprocess.run([sys.executable, "-c", f"import sys; from entropic_bound.reproduce import main; sys.exit(main({args!r}))"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    for f in ("table1.csv", "table4.csv", "claims.json", "summary.md"):
+        assert (tmp_path / f).exists(), f
