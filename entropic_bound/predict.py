@@ -299,8 +299,8 @@ SOFTMAX_ROUTES = ("linearised (V known)", "log inversion (V known)", "blind lift
 
 def _softmax_routes(task):
     "Per route: a function (Y, noise_std) -> KernelFit; the control sees the true attention matrices."
-    X, V = task.X.numpy(), task.V.numpy()
-    A_true = attention_mixing(task.X, task.K, "softmax").numpy()
+    X, V = task.X.cpu().numpy(), task.V.cpu().numpy()
+    A_true = attention_mixing(task.X, task.K, "softmax").cpu().numpy()
     return {"linearised (V known)": lambda Y, s=None: softmax_linearised_fit(X, Y, V, s),
             "log inversion (V known)": lambda Y, s=None: log_attention_fit(X, estimated_attention(X, Y, V), s),
             "blind lifted (V unknown)": lambda Y, s=None: lifted_fit(X, Y, s),
@@ -308,7 +308,7 @@ def _softmax_routes(task):
 
 def softmax_route_ranks(task, draws: int = 16, alpha: float = 1e-3) -> dict:
     "For each route: numerical rank at the observation-noise edge and at the misfit edge, energy rank of K̂, share of Â <= 0."
-    Y = task.Y.numpy()
+    Y = task.Y.cpu().numpy()
     out = {}
     for name, route in _softmax_routes(task).items():
         fit = route(Y)
@@ -318,5 +318,5 @@ def softmax_route_ranks(task, draws: int = 16, alpha: float = 1e-3) -> dict:
         K_hat = leading_kernel_factor(fit) if name.startswith("blind") else fit.kernel
         out[name] = dict(noise_rank=fit_rank(fit, edge), misfit_rank=fit_rank(fit), energy=float(energy_effective_rank(K_hat)),
                          spectrum=np.linalg.svd(fit.white, compute_uv=False), edge=edge)
-    out["log inversion (V known)"]["negative"] = float(np.mean(estimated_attention(task.X.numpy(), Y, task.V.numpy()) <= 0))
+    out["log inversion (V known)"]["negative"] = float(np.mean(estimated_attention(task.X.cpu().numpy(), Y, task.V.cpu().numpy()) <= 0))
     return out

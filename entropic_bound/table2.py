@@ -67,14 +67,14 @@ def _measure_class(cls: str, data, res, rk: torch.Tensor) -> dict:
     half = lambda sl: {k: v[sl] for k, v in res.params.items()}
     ach, rec = half(slice(0, M)), half(slice(M, 2 * M))
     signal = data.signal.numpy()
-    exc = heldout_excess(cls, ach, data.X_test, data.Y_test, rk[:M])                          # (M, n_test)
+    exc = heldout_excess(cls, ach, data.X_test, data.Y_test, rk[:M]).cpu()                    # (M, n_test)
     with torch.no_grad():
-        Ybar = permutation_average(data.A).to(data.X.dtype)[:, None] @ data.X_test @ data.V.to(data.X.dtype)[:, None]
-        dist = (ladder_forward(cls, ach, data.X_test, rk[:M]) - Ybar).pow(2).sum((-1, -2)).double().mean(1).numpy()
+        Ybar = permutation_average(data.A).to(data.X_test)[:, None] @ data.X_test @ data.V.to(data.X_test)[:, None]   # A, V live on the CPU
+        dist = (ladder_forward(cls, ach, data.X_test, rk[:M]) - Ybar).pow(2).sum((-1, -2)).double().mean(1).cpu().numpy()
         kernel = _ranks(static_kernel(cls, rec, rk[M:]))
         mixing = _ranks(token_mixing(cls, rec, data.X_test[:, :64], rk[M:]))
     realised = {k: np.asarray(v, dtype=np.float64).reshape(M, -1).mean(1) for k, v in mixing.items()}
-    over = heldout_excess(cls, rec, data.X_test, data.Y_test, rk[M:]).mean(1).numpy() / signal
+    over = heldout_excess(cls, rec, data.X_test, data.Y_test, rk[M:]).mean(1).cpu().numpy() / signal
     steps = res.steps.numpy()
     return dict(rel=exc.mean(1).numpy() / signal, se=exc.std(1).numpy() / math.sqrt(exc.shape[1]) / signal,
                 dist=dist / signal, kernel=kernel, realised=realised, rel_over=over, steps_achieve=steps[:M], steps_recover=steps[M:])
@@ -95,7 +95,7 @@ def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dic
     if short:
         sdata = data.subset(short)
         sres, srk = fit_ladder_class("B0", sdata, [[r - 1 for r in sdata.r_stars]], [s.achieve_init], s.steps, s.lr, s.rtol, s.ffn, progress=progress)
-        b0_short[short] = heldout_excess("B0", sres.params, sdata.X_test, sdata.Y_test, srk).mean(1).numpy() / sdata.signal.numpy()
+        b0_short[short] = heldout_excess("B0", sres.params, sdata.X_test, sdata.Y_test, srk).mean(1).cpu().numpy() / sdata.signal.numpy()
     # B3 with a learned positional embedding at r* = pos_r_star: not equivariant, so not bound by (5.3)
     idx = [i for i, r in enumerate(data.r_stars) if r == s.pos_r_star]
     pdata = data.subset(idx)
