@@ -227,8 +227,8 @@ def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force:
     return [records[n] for n in names]
 
 def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
-    "Worker processes `reproduce` uses by default: one per CPU core (at most one per experiment) on the CPU without a scheduler, else 1."
-    if scheduler is not None or str(device) != "cpu": return 1
+    "Worker processes `reproduce` uses by default without a scheduler: one per CPU core, at most one per experiment — with a GPU too, where the estimator tables, which run on the CPU, then run beside the training ones; with a scheduler, 1."
+    if scheduler is not None: return 1
     return max(1, min(engine_threads(), len(names)))
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
