@@ -12,10 +12,11 @@ scale A -> cA, V -> V/c that floating-point order can move). Two step rules:
 * `fixed`: a fixed budget of steps for every model (no early stopping): the per-step throughput of batching.
 
 The ceiling section splits a 40-model step's cost. The ratio at 40 models is 40 x (one model's step) / (a 40-model
-step). A batch of 40 models on 5 tasks streams the 5 tasks' moments (R and H, 1.5 MB each in float64, more than the
-project's machine keeps in a core's 2 MB cache) through memory at every step; the same 40 models on one task's moments (0.6 MB, which
-stay in cache) do the same work without that traffic. The ratio against that step is what this step would reach if
-the moments' memory traffic cost nothing; the rest of a 40-model step is its own operations on 40 times the data.
+step). A batch of 40 models on 5 tasks reads the 5 tasks' moments (R and H, 2.8 MB together in float64, more than a core's
+L2 cache holds on the project's machine) at every step, as five products of 8 models each; the same 40 models
+on one task's moments (0.56 MB, which stay in the cache) do the same arithmetic as one product of 40 models. The ratio
+against that step bounds what a batch could reach if its data stayed in the cache; the rest of a 40-model step is its
+own operations on 40 times the data. The script prints the moments' sizes and, where Linux says, the cache's.
 """
 import argparse
 import time
@@ -44,7 +45,7 @@ def bench(n_models: int, mode: str, device: str = "cpu") -> dict:
     c = TABLE1.settings("quick")
     ranks = list(c.ranks)
     seeds = list(range(n_models // len(ranks)))
-    steps, rtol = (c.sweep_steps, 1e-7) if mode == "table1" else (FIXED_STEPS, 0.0)
+    steps, rtol = (c.sweep_steps, 1e-7) if mode == "table1" else (FIXED_STEPS, None)   # None: no stopping rule at all
     train = lambda m, s, r: train_rank_sweep(m, r, s, c.sweep_init, c.sweep_lr, steps, rtol=rtol, progress=False)
     tasks = [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in seeds]
     moments, singles = _on(task_moments(tasks), device), [_on(task_moments([t]), device) for t in tasks]   # not timed
@@ -67,33 +68,45 @@ def bench(n_models: int, mode: str, device: str = "cpu") -> dict:
                 batched_steps=int(res.steps.max()) * n_models, max_diff=(torch.stack(looped).cpu() - batched.cpu()).abs().max().item())
 
 
+def _cache_bytes() -> int | None:
+    "Bytes of this machine's per-core L2 cache, where Linux says (None elsewhere)."
+    try: text = open("/sys/devices/system/cpu/cpu0/cache/index2/size").read().strip()
+    except OSError: return None
+    units = {"K": 1 << 10, "M": 1 << 20}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
 def ceiling(device: str = "cpu", n_models: int = 40, steps: int = FIXED_STEPS, repeats: int = 3) -> dict:
-    "Seconds per step (best of `repeats`) of one model, of `n_models` on 5 tasks, and of `n_models` on one task's moments (fixed steps)."
+    "Seconds per step (best of `repeats`, `steps` steps, no stopping rule) of one model (mean over the ranks, each alone), of `n_models` on 5 tasks and of `n_models` on one task's moments; and the moments' bytes."
     c = TABLE1.settings("quick")
     ranks = list(c.ranks)
     groups = n_models // len(ranks)
     tasks = [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in range(groups)]
-    runs = {"one model": (_on(task_moments(tasks[:1]), device), [0], ranks[:1]),
-            f"{n_models} models, {groups} tasks": (_on(task_moments(tasks), device), list(range(groups)), ranks),
-            f"{n_models} models, one task": (_on(task_moments(tasks[:1]), device), [0], ranks * groups)}
-    out = {}
-    for name, (m, seeds, rs) in runs.items():
+    many, one = _on(task_moments(tasks), device), _on(task_moments(tasks[:1]), device)
+    def per_step(m, seeds, rs):
         best = float("inf")
         for _ in range(repeats):
             _sync(device); t0 = time.perf_counter()
-            train_rank_sweep(m, rs, seeds, c.sweep_init, c.sweep_lr, steps, rtol=0.0, progress=False)
+            train_rank_sweep(m, rs, seeds, c.sweep_init, c.sweep_lr, steps, rtol=None, progress=False)
             _sync(device); best = min(best, time.perf_counter() - t0)
-        out[name] = best / steps
-    return out
+        return best / steps
+    size = lambda m: (m.R.numel() + m.H.numel()) * m.R.element_size()
+    return {"one model": sum(per_step(one, [0], [r]) for r in ranks) / len(ranks),
+            f"{n_models} models, {groups} tasks": per_step(many, list(range(groups)), ranks),
+            f"{n_models} models, one task": per_step(one, [0], ranks * groups),
+            "bytes": {f"{groups} tasks": size(many), "one task": size(one), "cache": _cache_bytes()}}
 
 
 def report_ceiling(device: str = "cpu", n_models: int = 40):
     "Print the per-step seconds of `ceiling` and the ratios they allow."
     c = ceiling(device, n_models)
-    one, *batches = c
-    print(f"ceiling: seconds per step of {FIXED_STEPS} fixed steps (best of 3), {n_models} models against one:")
+    size = c.pop("bytes")
+    one = next(iter(c))
+    mb = lambda b: "?" if b is None else f"{b / 2**20:.2f} MB"
+    print(f"ceiling: seconds per step ({FIXED_STEPS} steps, no stopping rule, best of 3), {n_models} models against one "
+          f"(moments R and H: {', '.join(f'{k} {mb(v)}' for k, v in size.items() if k != 'cache')}; per-core L2 cache {mb(size['cache'])}):")
     for name in c:
-        extra = "" if name == one else f"   {n_models} x one / this = {n_models * c[one] / c[name]:.1f}x"
+        extra = "   (mean over the ranks, each alone)" if name == one else f"   {n_models} x one / this = {n_models * c[one] / c[name]:.1f}x"
         print(f"  {name:22s} {c[name] * 1e3:7.3f} ms{extra}")
 
 

@@ -4,7 +4,8 @@
 #   bench_reproduce.py at the paper preset on the GPU (per-table times, the total against <= 60 s, and the engine
 #   ratio at 40 models on the GPU with its ceiling).
 # The library is used from the checkout (PYTHONPATH), so a machine that has torch, numpy, scipy, matplotlib, tqdm,
-# threadpoolctl and pytest needs nothing installed. Logs go to $OUT (default: ./gpu-check).
+# threadpoolctl and pytest needs nothing installed. Logs go to $OUT (default: ./gpu-check). Each step has a time limit
+# (TEST_LIMIT, BENCH_LIMIT seconds: 180 and 400 by default), so the whole run ends within ten minutes.
 #
 #   bash benchmarks/gpu_check.sh
 set -uo pipefail
@@ -14,6 +15,6 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 MPLBACKEN
 python3 -c "import torch; print('torch', torch.__version__, '|', torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA device')" | tee "$out/device.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/device.txt" 2>&1
 rc=0
-python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$out/test_cuda.txt" || rc=1
-python3 benchmarks/bench_reproduce.py --preset paper --device cuda 2>&1 | tee "$out/bench_reproduce.txt" || rc=1
+timeout "${TEST_LIMIT:-180}" python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$out/test_cuda.txt" || rc=1
+timeout "${BENCH_LIMIT:-400}" python3 benchmarks/bench_reproduce.py --preset paper --device cuda 2>&1 | tee "$out/bench_reproduce.txt" || rc=1
 exit $rc
