@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from entropic_bound.linear import SecondMoments, excess_risk, task_moments, train_rank_sweep
+from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.table1 import TABLE1
 from entropic_bound.train import cpu_threads, set_engine_threads
 from entropic_bound.tasks import linear_task
@@ -31,9 +31,10 @@ from entropic_bound.tasks import linear_task
 FIXED_STEPS = 500
 
 
-def _on(m: SecondMoments, device: str) -> SecondMoments:
-    "The moments `m` on `device`."
-    return SecondMoments(m.R.to(device), m.H.to(device), m.yy.to(device), m.n, m.T, m.d)
+def _tasks(groups: int) -> list:
+    "The §4 tasks of Table 1's quick preset, seeds 0..groups-1."
+    c = TABLE1.settings("quick")
+    return [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in range(groups)]
 
 
 def _sync(device: str):
@@ -47,8 +48,8 @@ def bench(n_models: int, mode: str, device: str = "cpu") -> dict:
     seeds = list(range(n_models // len(ranks)))
     steps, rtol = (c.sweep_steps, 1e-7) if mode == "table1" else (FIXED_STEPS, None)   # None: no stopping rule at all
     train = lambda m, s, r: train_rank_sweep(m, r, s, c.sweep_init, c.sweep_lr, steps, rtol=rtol, progress=False)
-    tasks = [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in seeds]
-    moments, singles = _on(task_moments(tasks), device), [_on(task_moments([t]), device) for t in tasks]   # not timed
+    tasks = _tasks(len(seeds))
+    moments, singles = task_moments(tasks).to(device), [task_moments([t]).to(device) for t in tasks]   # not timed
     A_star = torch.stack([t.A for t in tasks]).to(device); V_star = torch.stack([t.V for t in tasks]).to(device)
     train(singles[0], [seeds[0]], [ranks[0]]); _sync(device)                        # warm-up (first calls, CUDA context)
     t0 = time.perf_counter()
@@ -81,8 +82,8 @@ def ceiling(device: str = "cpu", n_models: int = 40, steps: int = FIXED_STEPS, r
     c = TABLE1.settings("quick")
     ranks = list(c.ranks)
     groups = n_models // len(ranks)
-    tasks = [linear_task(c.n, c.T, c.d, c.r_star, c.spectrum, c.noise_std, seed=s) for s in range(groups)]
-    many, one = _on(task_moments(tasks), device), _on(task_moments(tasks[:1]), device)
+    tasks = _tasks(groups)
+    many, one = task_moments(tasks).to(device), task_moments(tasks[:1]).to(device)
     def per_step(m, seeds, rs):
         best = float("inf")
         for _ in range(repeats):

@@ -71,33 +71,21 @@ print(json.dumps(dict(wall=time.perf_counter() - t0, claims={c.id: [c.measured, 
 QUICK = r"""
 import json, sys, tempfile, time
 from entropic_bound import predict, train
-from entropic_bound.reproduce import EXPERIMENTS, default_jobs, reproduce
+from entropic_bound.reproduce import EXPERIMENTS, default_jobs, experiment, reproduce
 variant = sys.argv[1]
 assert train.tune_allocator()
 if variant == "Q1": predict._DESIGN_CACHE = 0
 if variant in ("Q1", "Q2"): train.set_engine_threads(1)
-jobs = default_jobs(list(EXPERIMENTS)) if variant == "Q4" else 1
+if variant == "R4":                # the presets live in this process; the workers get the settings made from them
+    for name in ("table2", "table3"): experiment(name).presets["quick"]["r_stars"] = (1, 2, 3, 4)
+jobs = 1 if variant in ("Q1", "Q2", "Q3") else default_jobs(list(EXPERIMENTS))
 with tempfile.TemporaryDirectory() as d:
     t0 = time.perf_counter()
     claims = reproduce(d, "quick", force=True, progress=False, jobs=jobs)
     wall = time.perf_counter() - t0
-print(json.dumps(dict(wall=wall, jobs=jobs, threads=train.engine_threads(), claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
-"""
-
-
-RANKS = r"""
-import json, sys, tempfile, time
-from entropic_bound import train
-from entropic_bound.reproduce import EXPERIMENTS, default_jobs, experiment, reproduce
-assert train.tune_allocator()
-if sys.argv[1] == "R4":            # the presets live in this process; the workers get the settings made from them
-    for name in ("table2", "table3"): experiment(name).presets["quick"]["r_stars"] = (1, 2, 3, 4)
-with tempfile.TemporaryDirectory() as d:
-    t0 = time.perf_counter()
-    claims = reproduce(d, "quick", force=True, progress=False, jobs=default_jobs(list(EXPERIMENTS)))
-    wall = time.perf_counter() - t0
-r = experiment("table2").settings("quick").r_stars, experiment("table3").settings("quick").r_stars
-print(json.dumps(dict(wall=wall, r_stars=r, claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
+r_stars = experiment("table2").settings("quick").r_stars
+print(json.dumps(dict(wall=wall, jobs=jobs, threads=train.engine_threads(), r_stars=r_stars,
+                      claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
 """
 
 
@@ -125,16 +113,21 @@ def students():
     return same
 
 
+def before_after(res: dict, label) -> bool:
+    "Print two variants `res` {name: child output} side by side (`label(output)` names each) and the claim values that moved; same verdicts?"
+    (va, a), (vb, b) = res.items()
+    for v, r in res.items():
+        print(f"  {v}  {label(r):36s} {r['wall']:7.1f} s   speed-up vs {va} {a['wall'] / r['wall']:.2f}x")
+    same, _ = claim_change(a["claims"], b["claims"])
+    moved = [f"{k} {a['claims'][k][0]:.4g} -> {b['claims'][k][0]:.4g}" for k in a["claims"] if a["claims"][k][0] != b["claims"][k][0]]
+    print(f"  verdicts the same: {same}; claim values that moved: " + (", ".join(moved) or "none"))
+    return same
+
+
 def table2():
     res = {v: child(TABLE2, v) for v in ("T2a", "T2b")}
     print("Table 2 (quick preset, 3 seeds), one process each, the engine on every core:")
-    for v in ("T2a", "T2b"):
-        print(f"  {v}  steps {res[v]['steps'][0]}, B3+pos {res[v]['steps'][1]:<5d} {res[v]['wall']:7.1f} s   "
-              f"speed-up vs T2a {res['T2a']['wall'] / res[v]['wall']:.2f}x")
-    same, _ = claim_change(res["T2a"]["claims"], res["T2b"]["claims"])
-    print("  verdicts the same: " + str(same) + "; " + ", ".join(f"{k} {res['T2a']['claims'][k][0]:.4g} -> {res['T2b']['claims'][k][0]:.4g}"
-                                                           for k in res["T2a"]["claims"]))
-    return same
+    return before_after(res, lambda r: f"steps {r['steps'][0]}, B3+pos {r['steps'][1]}")
 
 
 def quick():
@@ -152,16 +145,9 @@ def quick():
 
 
 def ranks():
-    res = {v: child(RANKS, v) for v in ("R4", "R3")}
+    res = {v: child(QUICK, v) for v in ("R4", "R3")}
     print("The quick preset (3 seeds), the whole command (default --jobs), one fresh process each, side by side:")
-    for v in ("R4", "R3"):
-        print(f"  {v}  Tables 2 and 3 on r* in {{{', '.join(map(str, res[v]['r_stars'][0]))}}}   {res[v]['wall']:7.1f} s   "
-              f"speed-up vs R4 {res['R4']['wall'] / res[v]['wall']:.2f}x")
-    a, b = res["R4"]["claims"], res["R3"]["claims"]
-    same, _ = claim_change(a, b)
-    moved = [f"{k} {a[k][0]:.4g} -> {b[k][0]:.4g}" for k in a if a[k][0] != b[k][0]]
-    print(f"  verdicts the same: {same}; claim values that moved: " + (", ".join(moved) or "none"))
-    return same
+    return before_after(res, lambda r: f"Tables 2 and 3 on r* in {{{', '.join(map(str, r['r_stars']))}}}")
 
 
 def main():

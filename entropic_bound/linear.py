@@ -64,6 +64,10 @@ class SecondMoments:
     T: int
     d: int
 
+    def to(self, device) -> "SecondMoments":
+        "The same moments on `device`."
+        return SecondMoments(self.R.to(device), self.H.to(device), self.yy.to(device), self.n, self.T, self.d)
+
 def second_moments(X, Y) -> SecondMoments:
     "Second moments of samples `X`, `Y` (..., n, T, d); leading dims index data sets."
     X, Y = torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(Y, dtype=torch.float64)

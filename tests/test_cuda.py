@@ -24,12 +24,13 @@ import pytest
 import torch
 
 from entropic_bound.experiment import run
-from entropic_bound.linear import SecondMoments, excess_risk, task_moments, train_rank_sweep
+from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.predict import softmax_route_ranks
 from entropic_bound.reproduce import EXPERIMENTS, experiment
 from entropic_bound.spectral import rank_profile
 from entropic_bound.tasks import attention_task, linear_task
 from entropic_bound.train import seeded_normal
+from test_experiments import TINY          # the experiments at tiny sizes: seconds each
 
 DEVICE = os.environ.get("EB_TEST_DEVICE", "cuda")
 pytestmark = pytest.mark.skipif(DEVICE.startswith("cuda") and not torch.cuda.is_available(), reason="torch sees no CUDA device")
@@ -37,17 +38,6 @@ pytestmark = pytest.mark.skipif(DEVICE.startswith("cuda") and not torch.cuda.is_
 FLOAT64_RTOL = 1e-7        # float64 work: the same up to summation order
 FLOAT32_RTOL = 1e-3        # float32 training, device against CPU, after ten steps
 FLOAT32_TABLES = {"table2", "table3"}
-TINY = {                   # sizes of tests/test_experiments.py: seconds each
-    "table1": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40),
-    "table2": dict(r_stars=(1, 3), n=32, n_test=64, steps=10, pos_steps=10),
-    "table3": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),
-    "table4": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,)),
-    "table5": dict(n=90, r_stars=(1, 2), draws=2),
-}
-
-
-def _on(m: SecondMoments, device) -> SecondMoments:
-    return SecondMoments(m.R.to(device), m.H.to(device), m.yy.to(device), m.n, m.T, m.d)
 
 
 def test_seeded_initialisations_are_the_same_numbers():
@@ -64,7 +54,7 @@ def test_engine_on_moments_matches_cpu():
     A_star = torch.stack([t.A for t in tasks])[:, None]; V_star = torch.stack([t.V for t in tasks])[:, None]
     out = {}
     for dev in ("cpu", DEVICE):
-        A, V, res = train_rank_sweep(_on(m, dev), [2, 3, 4], [0, 1], steps=300, rtol=0.0, progress=False)
+        A, V, res = train_rank_sweep(m.to(dev), [2, 3, 4], [0, 1], steps=300, rtol=0.0, progress=False)
         assert A.device.type == torch.device(dev).type
         out[dev] = (excess_risk(A.cpu(), V.cpu(), A_star, V_star), res.loss.cpu())
     for a, b in zip(out["cpu"], out[DEVICE]):
