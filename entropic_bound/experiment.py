@@ -8,12 +8,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .report import ExperimentResult
+import json
+from importlib import resources
+
+from .report import ExperimentResult, flat_cells, spread_tolerance, compare_cells
 from .train import cpu_threads
 
 # %% auto #0
-__all__ = ['seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment', 'units', 'measure_unit', 'summarise_units',
-           'run']
+__all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment',
+           'units', 'measure_unit', 'summarise_units', 'run', 'result_cells', 'reference_entry', 'load_reference',
+           'check_reference', 'assert_reproduces']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -110,3 +114,45 @@ def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", pr
     settings = exp.settings("quick") if settings is None else settings
     return summarise_units(exp, settings, seeds, {u: measure_unit(exp, settings, u, device, progress)
                                                   for u in units(exp, settings, seeds, per_seed)})
+
+# %% ../nbs/30_experiment.ipynb #fee1d92a
+REFERENCE_FILE = "reference_quick.json"      # in entropic_bound/data: the quick preset, seeds 0, 1, 2
+REFERENCE_SEEDS = (0, 1, 2)
+
+def result_cells(result) -> dict:
+    "The flat cells a reference compares: rows, extra and claim records by id, of an `ExperimentResult` or of a record the reproduce command wrote."
+    if isinstance(result, ExperimentResult): rows, extra, claims = result.rows, result.extra, [c.record() for c in result.claims]
+    else: rows, extra, claims = result["rows"], result["extra"], result["claims"]
+    return flat_cells(dict(rows=rows, extra=extra, claims={c["id"]: c for c in claims}))
+
+def _seed_independent(cells: dict, per_seed: list) -> dict:
+    "`cells` without the extras whose set of paths differs between seeds (per-seed lists)."
+    group = lambda path: "/".join(path.split("/")[:2]) if path.startswith("extra/") else "rows/claims"
+    paths = lambda c, g: {p for p in c if group(p) == g}
+    keep = {g for g in map(group, cells) if all(paths(c, g) == paths(cells, g) for c in per_seed) or g == "rows/claims"}
+    return {p: v for p, v in cells.items() if group(p) in keep}
+
+def reference_entry(exp: Experiment, settings, seeds=REFERENCE_SEEDS, device: str = "cpu") -> dict:
+    "The reference of `exp`: {'values': flat cells of `run` over `seeds`, 'tolerance': per cell, from the same cells of each seed run alone}."
+    cells = result_cells(run(exp, settings, seeds, device))
+    per_seed = [result_cells(run(exp, settings, (s,), device)) for s in seeds]
+    values = _seed_independent(cells, per_seed)
+    return dict(values=values, tolerance=spread_tolerance(values, per_seed))
+
+def load_reference(name: str) -> dict:
+    "The stored reference entry of experiment `name` (see `reference_entry`)."
+    stored = json.loads((resources.files("entropic_bound") / "data" / REFERENCE_FILE).read_text())
+    if name not in stored["experiments"]: raise ValueError(f"no reference for {name!r}; the reference holds {', '.join(stored['experiments'])}")
+    return stored["experiments"][name]
+
+def check_reference(result, name: str | None = None) -> list:
+    "Messages for every cell of `result` (an `ExperimentResult` or a reproduce record of the quick preset, seeds 0, 1, 2) outside the stored reference's tolerance, and for every claim the reference lacks; empty when it reproduces."
+    name = name or (result.name if isinstance(result, ExperimentResult) else result["name"])
+    ref, cells = load_reference(name), result_cells(result)
+    new = sorted({p.split("/")[1] for p in cells if p.startswith("claims/")} - {p.split("/")[1] for p in ref["values"] if p.startswith("claims/")})
+    return [f"claims/{c}: not in the reference (run scripts/make_reference.py)" for c in new] + compare_cells(cells, ref["values"], ref["tolerance"])
+
+def assert_reproduces(result, name: str | None = None) -> None:
+    "Raise AssertionError listing every cell of `result` outside the reference's tolerance (see `check_reference`)."
+    bad = check_reference(result, name)
+    assert not bad, f"{len(bad)} cells differ from the reference beyond their spread over seeds:\n" + "\n".join(bad)

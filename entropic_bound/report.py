@@ -4,15 +4,15 @@
 
 # %% ../nbs/22_report.ipynb #45e92109
 from __future__ import annotations
-import csv, io, math
+import csv, io, math, re
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['KINDS', 'Claim', 'claim_over_seeds', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table',
-           'ExperimentResult']
+__all__ = ['KINDS', 'ROUNDOFF', 'Claim', 'claim_over_seeds', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table',
+           'ExperimentResult', 'flat_cells', 'cell_numbers', 'spread_tolerance', 'compare_cells']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
@@ -151,3 +151,56 @@ class ExperimentResult:
         return markdown_table(self.rows, digits)
 
     def _repr_markdown_(self): return self.markdown()
+
+# %% ../nbs/22_report.ipynb #8cd8e4fb
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+def flat_cells(tree, prefix: str = "") -> dict:
+    "The leaves of a JSON-like `tree` (dicts, lists, arrays, numbers, strings, flags) by path, e.g. {'rows/2/r': 3}."
+    if hasattr(tree, "tolist") and not isinstance(tree, (str, bytes)): tree = tree.tolist()    # numpy/torch arrays and scalars
+    if isinstance(tree, dict): items = tree.items()
+    elif isinstance(tree, (list, tuple)): items = enumerate(tree)
+    else: return {prefix: tree}
+    out = {}
+    for k, v in items: out.update(flat_cells(v, f"{prefix}/{k}" if prefix else str(k)))
+    return out
+
+def _resolution(token: str) -> float:
+    "Half a unit of the last printed digit of a number token ('60.1' -> 0.05, '1e-05' -> 5e-06); 0 for an integer token."
+    mantissa, _, exponent = token.lower().partition("e")
+    if "." not in mantissa and not exponent: return 0.0
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+def cell_numbers(v) -> tuple:
+    "A cell as (skeleton, [(number, resolution), ...]): a number is ('#', [(v, 0)]); a string has each number cut out as '#' (resolution: half its last printed digit); anything else is (repr, [])."
+    if isinstance(v, bool) or v is None: return repr(v), []
+    if isinstance(v, (int, float)): return "#", [(float(v), 0.0)]
+    if isinstance(v, str): return _NUMBER.sub("#", v), [(float(t), _resolution(t)) for t in _NUMBER.findall(v)]
+    return repr(v), []
+
+# %% ../nbs/22_report.ipynb #553a9896
+def spread_tolerance(cells: dict, per_seed: Sequence[dict]) -> dict:
+    "For each path of flat `cells` (all seeds), the tolerance of each of its numbers: its range over `per_seed` (the flat cells of each seed summarised alone) plus its printing resolution; where a seed's cell has another skeleton, the printing resolution only."
+    tol = {}
+    for path, v in cells.items():
+        skeleton, numbers = cell_numbers(v)
+        seeds = [cell_numbers(p[path]) for p in per_seed if path in p]
+        comparable = len(seeds) == len(per_seed) and all(s == skeleton and len(n) == len(numbers) for s, n in seeds)
+        tol[path] = [res + (float(np.ptp([n[i][0] for _, n in seeds])) if comparable else 0.0) for i, (_, res) in enumerate(numbers)]
+    return tol
+
+ROUNDOFF = 1e-6   # relative: about ten float32 units in the last place
+
+def compare_cells(cells: dict, reference: dict, tolerance: dict) -> list:
+    "Messages for every path of flat `reference` that `cells` lacks, renders with another skeleton, or holds a number farther from the reference's than its `tolerance` (plus `ROUNDOFF`, relative); empty when all agree."
+    bad = []
+    for path, ref in reference.items():
+        if path not in cells: bad.append(f"{path}: missing (reference {ref!r})"); continue
+        (skeleton, numbers), (ref_skeleton, ref_numbers) = cell_numbers(cells[path]), cell_numbers(ref)
+        if skeleton != ref_skeleton or len(numbers) != len(ref_numbers):
+            bad.append(f"{path}: {cells[path]!r}, reference {ref!r}"); continue
+        allowed = tolerance.get(path, [0.0] * len(ref_numbers))
+        far = [t for (a, _), (b, _), t in zip(numbers, ref_numbers, allowed) if not (a == b or abs(a - b) <= t + ROUNDOFF * max(abs(a), abs(b)))]
+        if far: bad.append(f"{path}: {cells[path]!r}, reference {ref!r} ± {', '.join(f'{t:.3g}' for t in far)}")
+    return bad

@@ -169,7 +169,7 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
                 seen[rows] = cur; history.append(seen.cpu().clone())
                 if not torch.isfinite(cur[active]).all():
                     raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
-                done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur) <= rtol * cur.abs()))
+                done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur).abs() <= rtol * cur.abs()))
                 stopped_at[rows[done].cpu()] = step
                 active &= ~done
                 last[rows] = torch.where(active, cur, last[rows])

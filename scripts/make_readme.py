@@ -58,7 +58,7 @@ def render(nb: dict) -> tuple[str, dict]:
             if text and text.strip():
                 parts.append(f"```\n{text.rstrip()}\n```")
     text = "\n\n".join(p for p in parts if p) + "\n"
-    return re.sub(r"\]\((?!https?:|#|/)([^)]+?\.ipynb)\)", r"](nbs/\1)", text), images   # notebook links from the repo root
+    return re.sub(r"\]\((?!https?:|#|/)([^)]+?\.ipynb(?:#[^)]*)?)\)", r"](nbs/\1)", text), images   # notebook links from the repo root
 
 
 def main(argv):

@@ -1,0 +1,35 @@
+"""Write `entropic_bound/data/reference_quick.json`: the quick preset's cells (seeds 0, 1, 2) and their tolerances.
+
+Every table notebook and CI's second-code-path check compare their results with this file (see `entropic_bound.experiment.check_reference`).
+Rerun it when a change of code is meant to change the numbers:  python scripts/make_reference.py
+"""
+import json
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from entropic_bound import __version__
+from entropic_bound.experiment import REFERENCE_FILE, REFERENCE_SEEDS, reference_entry
+from entropic_bound.reproduce import EXPERIMENTS, experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(names=None) -> int:
+    path = ROOT / "entropic_bound" / "data" / REFERENCE_FILE
+    stored = json.loads(path.read_text()) if path.exists() else {"experiments": {}}
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    stored.update(preset="quick", seeds=list(REFERENCE_SEEDS), version=__version__, commit=commit, machine=f"{platform.machine()} {platform.processor()}".strip())
+    for name in names or EXPERIMENTS:
+        exp = experiment(name)
+        print(f"{name}: running the quick preset on seeds {REFERENCE_SEEDS} together and one by one", flush=True)
+        stored["experiments"][name] = reference_entry(exp, exp.settings("quick"), REFERENCE_SEEDS)
+    stored["experiments"] = dict(sorted(stored["experiments"].items()))
+    path.write_text(json.dumps(stored, indent=0, ensure_ascii=False) + "\n")
+    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
