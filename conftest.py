@@ -39,3 +39,66 @@ def pytest_collection_modifyitems(config, items):
         skipped = (_cell_flags(cell.get("source", "")) & TST_FLAGS) - wanted
         if skipped:
             item.add_marker(pytest.mark.skip(reason=f"nbdev test flag: {', '.join(sorted(skipped))}"))
+
+
+# ---- tests/: stand-in experiments for the reproduce bookkeeping ------------------------------------------------------
+
+FAKE_EXPERIMENTS = '''
+"""Two tiny stand-in experiments, fake1 and fake2, registered in place of the paper's tables.
+
+Environment: FAKE_DIE_IN=<name> kills the measuring process inside that experiment (exit status 9);
+FAKE_HANG_IN=<name> prints READY and sleeps there for a minute (to be interrupted).
+"""
+import os
+import time
+from dataclasses import dataclass
+
+from entropic_bound.experiment import Experiment
+from entropic_bound.report import ExperimentResult, claim_over_seeds
+
+CALLS = []                                                  # names of the experiments measured in this process
+
+
+@dataclass(frozen=True)
+class FakeSettings:
+    scale: float = 1.0
+
+
+class Fake(Experiment):
+    Settings, presets = FakeSettings, {"quick": {}, "paper": dict(scale=2.0)}
+
+    def __init__(self, name): self.name, self.section, self.title = name, "§0", f"{name} stand-in"
+
+    def measure(self, s, part, seeds, device="cpu", progress=None):
+        CALLS.append(self.name)
+        if os.environ.get("FAKE_DIE_IN") == self.name: os._exit(9)          # a kill in the middle of the run
+        if os.environ.get("FAKE_HANG_IN") == self.name: print("READY", flush=True); time.sleep(60)
+        return {x: s.scale * (x + 1) for x in seeds}
+
+    def summarise(self, s, units):
+        vals = list(units["main"].values())
+        return ExperimentResult(self.name, [dict(seed=x, value=v) for x, v in units["main"].items()],
+                                [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=",
+                                                  control=("the same value negated", [-v for v in vals]))])
+
+
+fake1, fake2 = Fake("fake1"), Fake("fake2")
+'''
+
+
+@pytest.fixture
+def fake_experiments(tmp_path, monkeypatch):
+    """The module `fake_experiments` (source: FAKE_EXPERIMENTS), written to `tmp_path` so that subprocesses can import it
+    with `tmp_path` on their path; imported afresh here and registered as experiments fake1 and fake2 for this test."""
+    import importlib.util
+    import sys
+    from entropic_bound import reproduce as rp
+    path = tmp_path / "fake_experiments.py"
+    path.write_text(FAKE_EXPERIMENTS)
+    spec = importlib.util.spec_from_file_location("fake_experiments", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "fake_experiments", module)
+    spec.loader.exec_module(module)
+    for name in ("fake1", "fake2"):
+        monkeypatch.setitem(rp.EXPERIMENTS, name, f"fake_experiments:{name}")
+    return module

@@ -8,8 +8,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import json
+import ast, hashlib, importlib.util, json
 from importlib import resources
+from pathlib import Path
 
 from .report import ExperimentResult, flat_cells, spread_tolerance, compare_cells
 from .train import cpu_threads
@@ -17,7 +18,7 @@ from .train import cpu_threads
 # %% auto #0
 __all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment',
            'units', 'measure_unit', 'summarise_units', 'run', 'result_cells', 'reference_entry', 'load_reference',
-           'check_reference', 'assert_reproduces']
+           'check_reference', 'assert_reproduces', 'code_identity']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -156,3 +157,28 @@ def assert_reproduces(result, name: str | None = None) -> None:
     "Raise AssertionError listing every cell of `result` outside the reference's tolerance (see `check_reference`)."
     bad = check_reference(result, name)
     assert not bad, f"{len(bad)} cells differ from the reference beyond their spread over seeds:\n" + "\n".join(bad)
+
+# %% ../nbs/30_experiment.ipynb #3606f1f3
+def _package_imports(source: str, package: str = "entropic_bound") -> list:
+    "Modules of `package` that `source` imports (absolute or one-dot relative imports)."
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            name = f"{package}.{node.module}" if node.level == 1 else node.module
+            if name.startswith(package + "."): found.append(name)
+        elif isinstance(node, ast.Import): found += [a.name for a in node.names if a.name.startswith(package + ".")]
+    return found
+
+def code_identity(module: str) -> str:
+    "Short hash of the source of `module` and of every `entropic_bound` module it imports, transitively (the part of the code an experiment's numbers depend on)."
+    sources, todo = {}, [module]
+    while todo:
+        name = todo.pop()
+        if name in sources: continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"): raise ValueError(f"cannot find the source of module {name!r}")
+        sources[name] = Path(spec.origin).read_text(encoding="utf-8")
+        todo += _package_imports(sources[name])
+    digest = hashlib.sha256()
+    for name in sorted(sources): digest.update(f"{name}\n{sources[name]}\n".encode())
+    return digest.hexdigest()[:16]

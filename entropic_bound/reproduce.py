@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from . import __version__
 from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
-from .experiment import run, units, measure_unit, summarise_units
+from .experiment import run, units, measure_unit, summarise_units, code_identity
 from .train import tune_allocator, engine_threads, set_worker_threads
 
 # %% auto #0
@@ -45,9 +45,10 @@ def _jsonable(x):
     return x
 
 def experiment_config(name: str, preset: str, seeds, device: str) -> dict:
-    "The full configuration of one experiment run: its validated settings, seeds, device and the library version."
+    "The full configuration of one experiment run: its validated settings, seeds, device, the library version and the identity of its code (`code_identity`)."
     settings = experiment(name).settings(preset)
-    return _jsonable(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__))
+    return _jsonable(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__,
+                          code=code_identity(EXPERIMENTS[name].split(":")[0])))
 
 def config_key(config: dict) -> str:
     "Short stable hash of a configuration."

@@ -325,38 +325,24 @@ def test_cli_ctrl_c_in_process(tmp_path, capsys, monkeypatch):
     assert code == 130 and "\n" not in err and "table1.csv" in err and "interrupted" in err, err
 
 
-FAKE_SLOW = textwrap.dedent('''
-    import sys, time
-    from dataclasses import dataclass
-    from entropic_bound.experiment import Experiment
-    from entropic_bound.report import ExperimentResult
+SLOW_RUN = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, sys.argv[3])                 # the folder of the fake_experiments module
     from entropic_bound import reproduce as rp
-
-    @dataclass(frozen=True)
-    class S:
-        scale: float = 1.0
-
-    class Fake(Experiment):
-        Settings, presets = S, {"quick": {}, "paper": {}}
-        def __init__(self, name): self.name, self.section, self.title = name, "§0", name
-        def measure(self, s, part, seeds, device="cpu", progress=None):
-            if self.name == "table2": print("READY", flush=True); time.sleep(60)
-            return {x: 1.0 for x in seeds}
-        def summarise(self, s, units):
-            return ExperimentResult(self.name, [dict(seed=x, value=y) for x, y in units["main"].items()], [])
-    table1, table2 = Fake("table1"), Fake("table2")
-    rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="__main__:table1", table2="__main__:table2")
+    rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="fake_experiments:fake1", table2="fake_experiments:fake2")
     if __name__ == "__main__":                    # worker processes (--jobs) import this file again
         sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
 ''')
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_cli_ctrl_c_is_one_line_and_130(tmp_path, jobs):
-    (tmp_path / "slow.py").write_text(FAKE_SLOW)
+def test_cli_ctrl_c_is_one_line_and_130(tmp_path, jobs, fake_experiments):
+    (tmp_path / "slow.py").write_text(SLOW_RUN)
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out), jobs], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "READY"                             # table2 running
+    folder = str(Path(fake_experiments.__file__).parent)
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out), jobs, folder], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "FAKE_HANG_IN": "fake2"})
+    assert proc.stdout.readline().strip() == "READY"                             # table2 (fake2) running
     deadline = time.monotonic() + 60
     while not (out / ".records" / "table1.json").is_file():                      # table1 written (with --jobs, alongside)
         assert time.monotonic() < deadline and proc.poll() is None, "table1 was not written"

@@ -10,12 +10,14 @@ import sys
 import threading
 import time
 
-import distributed
 import pytest
 
-from entropic_bound.cluster import ClusterError, run_on_cluster
-from entropic_bound.experiment import units
-from entropic_bound.reproduce import EXPERIMENTS, experiment, main, reproduce
+pytest.importorskip("dask", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
+distributed = pytest.importorskip("distributed", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
+
+from entropic_bound.cluster import ClusterError, run_on_cluster  # noqa: E402
+from entropic_bound.experiment import units  # noqa: E402
+from entropic_bound.reproduce import EXPERIMENTS, experiment, main, reproduce  # noqa: E402
 
 WAIT = 120                                   # seconds: the longest any wait of this file may take
 SEEDS = [0, 1]

@@ -1,7 +1,8 @@
 """The reproduce command's bookkeeping: resumable, atomic, skip-when-done, --force, claims file.
 
-Uses two tiny stand-in experiments (registered in place of the paper's tables) so the logic is tested
-in seconds; the real experiments are exercised by their notebooks and by the README's main job.
+Uses two tiny stand-in experiments (the `fake_experiments` fixture of conftest.py, registered in place of the
+paper's tables) so the logic is tested in seconds; the real experiments are exercised by their notebooks and by
+the README's main job.
 """
 import json
 import os
@@ -13,46 +14,6 @@ from pathlib import Path
 import pytest
 
 from entropic_bound import reproduce as rp
-
-FAKE = textwrap.dedent('''
-    import os
-    from dataclasses import dataclass
-    import numpy as np
-    from entropic_bound.experiment import Experiment
-    from entropic_bound.report import ExperimentResult, claim_over_seeds
-    CALLS = []
-
-    @dataclass(frozen=True)
-    class FakeSettings:
-        scale: float = 1.0
-
-    class Fake(Experiment):
-        Settings, presets = FakeSettings, {"quick": {}, "paper": dict(scale=2.0)}
-        def __init__(self, name): self.name, self.section, self.title = name, "§0", f"{name} stand-in"
-        def measure(self, s, part, seeds, device="cpu", progress=None):
-            CALLS.append(self.name)
-            if os.environ.get("FAKE_DIE_IN") == self.name: os._exit(9)      # a kill in the middle of the run
-            return {x: s.scale * (x + 1) for x in seeds}
-        def summarise(self, s, units):
-            vals = list(units["main"].values())
-            return ExperimentResult(self.name, [dict(seed=x, value=v) for x, v in units["main"].items()],
-                                    [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=",
-                                                     control=("the same value negated", [-v for v in vals]))])
-    fake1, fake2 = Fake("fake1"), Fake("fake2")
-''')
-
-
-
-@pytest.fixture
-def fake_experiments(tmp_path, monkeypatch):
-    (tmp_path / "fake_experiments.py").write_text(FAKE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("fake1", "fake2"):
-        monkeypatch.setitem(rp.EXPERIMENTS, name, f"fake_experiments:{name}")
-    import fake_experiments
-    fake_experiments.CALLS.clear()
-    return fake_experiments
-
 
 def test_outputs_skip_and_force(tmp_path, fake_experiments):
     out = tmp_path / "out"
@@ -71,22 +32,43 @@ def test_outputs_skip_and_force(tmp_path, fake_experiments):
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
 
 
+def test_changed_code_is_not_reused(tmp_path, fake_experiments):
+    "A record made by other code is stale: the record key holds the code's identity, so a rerun recomputes."
+    out, source = tmp_path / "out", Path(fake_experiments.__file__)
+    rp.reproduce(out, "quick", seeds=[0, 1], only=["fake1"], progress=False)
+    key = json.loads((out / ".records" / "fake1.json").read_text())["key"]
+    rp.reproduce(out, "quick", seeds=[0, 1], only=["fake1"], progress=False)
+    assert fake_experiments.CALLS == ["fake1"]                                  # same code: reused
+    source.write_text(source.read_text() + "\n# a changed line\n")
+    rp.reproduce(out, "quick", seeds=[0, 1], only=["fake1"], progress=False)
+    assert fake_experiments.CALLS == ["fake1", "fake1"]                         # changed code: recomputed
+    assert json.loads((out / ".records" / "fake1.json").read_text())["key"] != key
+
+
 def test_killed_run_resumes_to_identical_outputs(tmp_path, fake_experiments):
     out = tmp_path / "out"
     script = textwrap.dedent(f'''
-        import sys; sys.path.insert(0, {str(tmp_path)!r})
+        import json, sys; sys.path.insert(0, {str(Path(fake_experiments.__file__).parent)!r})
+        import fake_experiments
         from entropic_bound import reproduce as rp
         for n in ("fake1", "fake2"):
             rp.EXPERIMENTS[n] = f"fake_experiments:{{n}}"
         rp.reproduce({str(out)!r}, "quick", seeds=[0, 1, 2], only=["fake1", "fake2"], progress=False)
+        print(json.dumps(fake_experiments.CALLS))
     ''')
     killed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "FAKE_DIE_IN": "fake2"})
     assert killed.returncode == 9
     assert (out / "fake1.csv").exists() and not (out / "fake2.csv").exists() and not (out / "claims.json").exists()
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
     first = (out / "fake1.csv").read_bytes()
-    resumed = subprocess.run([sys.executable, "-c", script], env={k: v for k, v in os.environ.items() if k != "FAKE_DIE_IN"})
-    assert resumed.returncode == 0
+    written = {f: os.stat(out / f) for f in ("fake1.csv", ".records/fake1.json")}
+    resumed = subprocess.run([sys.executable, "-c", script], env={k: v for k, v in os.environ.items() if k != "FAKE_DIE_IN"},
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout.splitlines()[-1]) == ["fake2"]           # the rerun measured fake2 only: fake1 was reused
+    for f, st in written.items():                                             # and fake1's files were not rewritten (atomic
+        now = os.stat(out / f)                                                # writes would give a new inode and time)
+        assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), f
     assert (out / "fake1.csv").read_bytes() == first
     records = json.loads((out / "claims.json").read_text())
     assert [c["id"] for c in records] == ["fake1.c", "fake2.c"]
