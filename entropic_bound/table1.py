@@ -4,7 +4,7 @@
 
 # %% ../nbs/31_table1.ipynb #9f31ccc2
 from __future__ import annotations
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 import math
 
 import numpy as np
@@ -19,7 +19,8 @@ from .spectral import rank_profile
 from .report import claim_over_seeds, ExperimentResult
 
 # %% auto #0
-__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'TABLE1', 'Table1Settings', 'measure_table1', 'summarise_table1']
+__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'TEACHER_SEED_STEP', 'TABLE1', 'Table1Settings', 'LearnedRanks', 'TeacherRecovery',
+           'Table1Seed', 'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds', 'summarise_table1']
 
 # %% ../nbs/31_table1.ipynb #7b0fdaa7
 @dataclass(frozen=True)
@@ -45,60 +46,149 @@ class Table1Settings:
         object.__setattr__(self, "ranks", tuple(int(r) for r in self.ranks))
         if self.spectrum is not None: object.__setattr__(self, "spectrum", tuple(float(v) for v in self.spectrum))
         object.__setattr__(self, "nonflat_spectrum", tuple(float(v) for v in self.nonflat_spectrum))
-        pos = lambda v: v > 0
-        check_settings(self, n=(pos, "> 0"), T=(pos, "> 0"), d=(pos, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
+        positive = lambda v: v > 0
+        check_settings(self, n=(positive, "> 0"), T=(positive, "> 0"), d=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
                        r_star=(lambda v: 2 <= v <= min(self.T, self.d), "in 2..min(T, d)"),
                        ranks=(lambda v: set(range(1, self.r_star + 1)) <= set(v) and max(v) <= self.T, "a set of ranks containing 1..r_star, at most T"),
                        nonflat_spectrum=(lambda v: len(v) == self.r_star and min(v) > 0, "r_star positive singular values"),
                        control_extra_rank=(lambda v: v >= 1 and self.r_star + v <= min(self.T, self.d), ">= 1 with r_star + it <= min(T, d)"),
-                       sweep_steps=(pos, "> 0"), gd_steps=(pos, "> 0"), sweep_lr=(pos, "> 0"), gd_lr=(pos, "> 0"))
+                       sweep_steps=(positive, "> 0"), gd_steps=(positive, "> 0"), sweep_lr=(positive, "> 0"), gd_lr=(positive, "> 0"))
 
 TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024), "smoke": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper); smoke: seconds, for tests
 
-# %% ../nbs/31_table1.ipynb #fa9e3cfc
-TEACHERS = ("paper", "nonflat", "control")
+# %% ../nbs/31_table1.ipynb #691010c7
+TEACHERS = ("paper", "nonflat", "control")   # the paper's teacher, a non-flat spectrum, a teacher of rank r* + control_extra_rank (the control)
+TEACHER_SEED_STEP = 100_000                  # teacher k of seed x draws its task and its GD initialisation from seed x + k·100 000
 
-def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
-    "Every measurement of Table 1 for `seeds` (one task each), trained in one batch -> {seed: plain data}; the harder and the control teachers go through GD and the data-only estimator only."
-    tasks = [linear_task(s.n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=x, device=device) for x in seeds]
+@dataclass(frozen=True)
+class LearnedRanks:
+    "Rank profile of one over-parameterised GD solution Â (one model of `learned_rank_profile`); `stack` gives every field a leading seed axis (S,)."
+    shannon: np.floating            # Shannon effective rank of Â, raw
+    energy: np.floating             # energy effective rank of Â, raw
+    stable: np.floating             # stable rank of Â, raw
+    shannon_mp: np.floating         # Shannon effective rank over the singular values above the MP noise edge
+    energy_mp: np.floating          # energy effective rank, MP-corrected
+    stable_mp: np.floating          # stable rank, MP-corrected
+    numerical_mp: np.integer        # number of singular values above the MP noise edge
+    edge: np.floating               # the MP noise edge 2√T·τ̂ (τ̂: std of Â's noise entries)
+    s: np.ndarray                   # singular values of Â, (T,), descending
+    sigma_hat: np.floating          # noise std σ̂ from the residual degrees of freedom
+    numerical_mp_mse: np.integer    # numerical_mp with σ̂ from the raw training MSE instead
+
+    @classmethod
+    def of_model(cls, profile: dict, j: int) -> LearnedRanks:
+        "Model `j` of a `learned_rank_profile` result (a dict of per-model arrays)."
+        return cls(**{f.name: profile[f.name][j] for f in fields(cls)})
+
+    @classmethod
+    def stack(cls, per_seed: list) -> LearnedRanks:
+        "The profiles `per_seed` stacked: each field an array with a leading seed axis (S,) / (S, T)."
+        return cls(**{f.name: np.stack([getattr(p, f.name) for p in per_seed]) for f in fields(cls)})
+
+@dataclass(frozen=True)
+class TeacherRecovery:
+    "One teacher on one seed: its A* (rank, spectrum, effective ranks) and what Theorem 4's GD and the data-only estimator recover of it."
+    rank: int                       # rank of A*
+    s_star: np.ndarray              # A*'s nonzero singular values, (rank,)
+    shannon_target: float           # Shannon effective rank of A*
+    energy_target: float            # energy effective rank of A*
+    gd: LearnedRanks                # ranks of the over-parameterised GD solution
+    gd_steps: int                   # GD steps run
+    data_only: int                  # `predict_linear_rank` on the training outputs Y
+
+@dataclass(frozen=True)
+class Table1Seed:
+    "Every measurement of Table 1 on one seed: the rank sweep on the paper's teacher, and recovery on each of the three teachers."
+    excess_exact: np.ndarray        # (M,) population excess risk of the exact rank-r optimum (ALS), per rank of `ranks`
+    excess_trained: np.ndarray      # (M,) the same for the trained rank-r model (GD on A = PQᵀ)
+    bound: np.ndarray               # (M,) Theorem-1 bound per rank
+    sweep_steps: list               # (M,) training steps run per rank
+    noise_energy: float             # ‖E_i‖² averaged over the samples: the sample's noise floor
+    teachers: dict                  # {name: TeacherRecovery} for each name of TEACHERS
+
+# %% ../nbs/31_table1.ipynb #fa9e3cfc
+def _teacher_task(s: Table1Settings, name: str, seed: int, device):
+    "The task of teacher `name` (one of TEACHERS) for `seed`: the paper's A*, the non-flat spectrum, or the control of rank r* + control_extra_rank."
+    rank, spectrum = dict(paper=(s.r_star, s.spectrum), nonflat=(s.r_star, s.nonflat_spectrum),
+                          control=(s.r_star + s.control_extra_rank, None))[name]
+    offset = TEACHERS.index(name) * TEACHER_SEED_STEP
+    return linear_task(s.n, s.T, s.d, rank, spectrum, s.noise_std, seed=offset + seed, device=device)
+
+def _measure_sweep(s: Table1Settings, tasks: list, seeds, progress) -> tuple:
+    "The rank sweep on `tasks` (one per seed) -> excess risk of the exact optimum (S, M), of the trained model (S, M), steps per model (S·M,)."
     m, ranks = task_moments(tasks), list(s.ranks)
     A_star, V_star = torch.stack([t.A for t in tasks]).unsqueeze(1), torch.stack([t.V for t in tasks]).unsqueeze(1)
-    A_x, V_x = reduced_rank_fit(m, ranks)                                                    # exact optimum per rank
-    A_t, V_t, res = train_rank_sweep(m, ranks, seeds, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
-    ex_exact, ex_tr = (excess_risk(A, V, A_star, V_star).cpu().numpy() for A, V in ((A_x, V_x), (A_t, V_t)))
-    # Theorem 4 on three teachers: the paper's, a non-flat spectrum, and a teacher of higher rank than r* (the control)
-    extra = {"nonflat": [linear_task(s.n, s.T, s.d, s.r_star, s.nonflat_spectrum, s.noise_std, seed=100_000 + x, device=device) for x in seeds],
-             "control": [linear_task(s.n, s.T, s.d, s.r_star + s.control_extra_rank, None, s.noise_std, seed=200_000 + x, device=device) for x in seeds]}
-    every = tasks + extra["nonflat"] + extra["control"]
-    ids = [x + k * 100_000 for k in range(3) for x in seeds]                                  # the paper's teacher keeps init ids = seeds
+    A_exact, V_exact = reduced_rank_fit(m, ranks)                                            # exact optimum per rank
+    A_trained, V_trained, res = train_rank_sweep(m, ranks, seeds, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
+    excess_exact = excess_risk(A_exact, V_exact, A_star, V_star).cpu().numpy()
+    excess_trained = excess_risk(A_trained, V_trained, A_star, V_star).cpu().numpy()
+    return excess_exact, excess_trained, res.steps
+
+def _teacher_recovery(task, profile: dict, steps, j: int) -> TeacherRecovery:
+    "Model `j` of the GD batch (`profile`, `steps`: per model), trained on `task`: A*'s ranks and spectrum (one SVD), the GD solution's ranks and steps, the data-only estimate."
+    target = rank_profile(task.A.cpu().numpy(), spectrum=True)
+    return TeacherRecovery(rank=int(task.r_star), s_star=target["s"][:task.r_star], shannon_target=float(target["shannon"]),
+                           energy_target=float(target["energy"]), gd=LearnedRanks.of_model(profile, j), gd_steps=int(steps[j]),
+                           data_only=predict_linear_rank(task.Y))
+
+def _measure_recovery(s: Table1Settings, tasks: dict, seeds, progress) -> list:
+    "Theorem 4 on the three teachers' `tasks` {name: [task per seed]}, trained in one GD batch -> per seed {name: TeacherRecovery}."
+    every = [t for name in TEACHERS for t in tasks[name]]                                   # teacher-major: model k·S + i
+    ids = [x + k * TEACHER_SEED_STEP for k in range(len(TEACHERS)) for x in seeds]          # the paper's teacher keeps init ids = seeds
     A_gd, V_gd, res_gd = train_overparameterised(task_moments(every), ids, s.gd_init, s.gd_lr, s.gd_steps, progress)
-    prof = learned_rank_profile(A_gd, V_gd, res_gd.loss, s.n)
-    S, M = len(seeds), len(ranks)
-    out = {}
-    for i, (x, t) in enumerate(zip(seeds, tasks)):
-        per = {}
-        for k, name in enumerate(TEACHERS):
-            j, tk = k * S + i, every[k * S + i]
-            target = rank_profile(tk.A.cpu().numpy(), spectrum=True)                      # one SVD of A*: its ranks and spectrum
-            per[name] = dict(gd={key: v[j] for key, v in prof.items()}, gd_steps=int(res_gd.steps[j]), data_only=predict_linear_rank(tk.Y),
-                             rank=int(tk.r_star), shannon_target=float(target["shannon"]), energy_target=float(target["energy"]),
-                             s_star=target["s"][:tk.r_star])
-        out[x] = dict(excess_exact=ex_exact[i], excess_trained=ex_tr[i], bound=np.array([theorem1_bound(t.A, t.V, r) for r in ranks]),
-                      sweep_steps=res.steps[i * M:(i + 1) * M].tolist(), noise_energy=float((t.Y - t.Y_clean).pow(2).sum((-2, -1)).mean()),
-                      teachers=per)
-    return out
+    profile, S = learned_rank_profile(A_gd, V_gd, res_gd.loss, s.n), len(seeds)
+    return [{name: _teacher_recovery(every[k * S + i], profile, res_gd.steps, k * S + i) for k, name in enumerate(TEACHERS)}
+            for i in range(S)]
+
+def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
+    "Every measurement of Table 1 for `seeds` (one task each), trained in one batch -> {seed: Table1Seed}; the harder and the control teachers go through GD and the data-only estimator only."
+    tasks = {name: [_teacher_task(s, name, x, device) for x in seeds] for name in TEACHERS}
+    excess_exact, excess_trained, steps = _measure_sweep(s, tasks["paper"], seeds, progress)
+    recovered, M = _measure_recovery(s, tasks, seeds, progress), len(s.ranks)
+    return {x: Table1Seed(excess_exact=excess_exact[i], excess_trained=excess_trained[i],
+                          bound=np.array([theorem1_bound(t.A, t.V, r) for r in s.ranks]), sweep_steps=steps[i * M:(i + 1) * M].tolist(),
+                          noise_energy=float((t.Y - t.Y_clean).pow(2).sum((-2, -1)).mean()), teachers=recovered[i])
+            for i, (x, t) in enumerate(zip(seeds, tasks["paper"]))}
+
+# %% ../nbs/31_table1.ipynb #753446c0
+@dataclass(frozen=True)
+class RankSweep:
+    "The rank sweep over all seeds, as the summary reads it: (S, M) arrays, seeds × ranks of the sweep, and the scales they are read against."
+    ranks: list                     # the sweep's ranks r, (M,)
+    excess_exact: np.ndarray        # (S, M) excess risk of the exact optimum
+    excess_trained: np.ndarray      # (S, M) excess risk of the trained model
+    bounds: np.ndarray              # (S, M) Theorem-1 bound
+    floor: float                    # noise floor σ²Td
+    dof: np.ndarray                 # (M,) parameters k_r of a rank-r model
+    estimation: np.ndarray          # (M,) estimation-error scale σ²k_r/n
+
+    def column(self, r: int) -> int:
+        "The column of rank `r`."
+        return self.ranks.index(r)
+
+def stack_sweep(s: Table1Settings, units: dict) -> RankSweep:
+    "The per-seed sweeps of `units` {seed: Table1Seed} stacked in seed order, with the noise floor and the estimation-error scale."
+    per_seed, ranks = list(units.values()), list(s.ranks)
+    dof = np.array([model_dof(s.T, s.d, r) for r in ranks])
+    return RankSweep(ranks=ranks, excess_exact=np.stack([x.excess_exact for x in per_seed]),
+                     excess_trained=np.stack([x.excess_trained for x in per_seed]), bounds=np.stack([x.bound for x in per_seed]),
+                     floor=s.noise_std**2 * s.T * s.d, dof=dof, estimation=s.noise_std**2 * dof / s.n)
+
+def over_seeds(units: dict, teacher: str) -> list:
+    "Teacher `teacher`'s `TeacherRecovery` on every seed of `units` {seed: Table1Seed}, in seed order."
+    return [x.teachers[teacher] for x in units.values()]
 
 # %% ../nbs/31_table1.ipynb #9f7567fd
-def _rank_sweep_figure(ranks, ex_tr, ex_exact, bounds, floor, est_scale, r_star) -> Figure:
+def _rank_sweep_figure(sweep: RankSweep, r_star: int) -> Figure:
     "Excess risk vs rank (log scale): trained (mean, min–max), exact optimum, Theorem-1 bound, noise floor."
     fig = Figure(figsize=(5.5, 3.6)); ax = fig.subplots()
-    r = np.asarray(ranks)
-    ax.errorbar(r, ex_tr.mean(0), yerr=[ex_tr.mean(0) - ex_tr.min(0), ex_tr.max(0) - ex_tr.mean(0)], fmt="o-", capsize=3, label="trained (GD, A = PQᵀ)")
-    ax.plot(r, ex_exact.mean(0), "x", ms=8, label="exact optimum (ALS)")
-    pos = r < r_star
-    ax.plot(r[pos], bounds.mean(0)[pos], "s--", mfc="none", ms=9, label="Theorem 1 bound")
+    r, trained, floor = np.asarray(sweep.ranks), sweep.excess_trained, sweep.floor
+    ax.errorbar(r, trained.mean(0), yerr=[trained.mean(0) - trained.min(0), trained.max(0) - trained.mean(0)], fmt="o-", capsize=3, label="trained (GD, A = PQᵀ)")
+    ax.plot(r, sweep.excess_exact.mean(0), "x", ms=8, label="exact optimum (ALS)")
+    below = r < r_star
+    ax.plot(r[below], sweep.bounds.mean(0)[below], "s--", mfc="none", ms=9, label="Theorem 1 bound")
     ax.axhline(floor, color="gray", ls=":", label=f"noise floor σ²Td = {floor:.2f}")
-    ax.plot(r, est_scale, color="C3", lw=1, ls="-.", label="estimation error σ²k_r/n")
+    ax.plot(r, sweep.estimation, color="C3", lw=1, ls="-.", label="estimation error σ²k_r/n")
     ax.axvline(r_star, color="k", lw=0.5)
     ax.set(yscale="log", xlabel="rank r of A", ylabel="population excess risk", title=f"Rank sweep (r* = {r_star})")
     ax.legend(fontsize=7); fig.tight_layout()
@@ -116,69 +206,95 @@ def _spectrum_figure(s, edge, s_star, n) -> Figure:
     ax.legend(fontsize=7); fig.tight_layout()
     return fig
 
+def _figures(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
+    "The rank sweep, and the spectra GD learns on the paper's teacher."
+    paper = over_seeds(units, "paper")
+    gd = LearnedRanks.stack([t.gd for t in paper])
+    return {"table1_rank_sweep": _rank_sweep_figure(sweep, s.r_star),
+            "table1_gd_spectrum": _spectrum_figure(gd.s, gd.edge, paper[0].s_star, s.n)}
+
 # %% ../nbs/31_table1.ipynb #954da3f0
-def summarise_table1(s: Table1Settings, units: dict) -> ExperimentResult:
-    "Table 1's rows, the `t1.*` claims and the figures from the per-seed measurements `units` {seed: data}."
-    seeds, u = list(units), list(units.values())
-    n, T, d, r_star, sigma, ranks = s.n, s.T, s.d, s.r_star, s.noise_std, list(s.ranks)
-    stack = lambda key: np.stack([x[key] for x in u])
-    ex_exact, ex_tr, bounds = stack("excess_exact"), stack("excess_trained"), stack("bound")
-    teacher = lambda name, key: [x["teachers"][name][key] for x in u]
-    prof = {k: np.stack([x["teachers"]["paper"]["gd"][k] for x in u]) for k in u[0]["teachers"]["paper"]["gd"]}
-    gd = {name: {k: np.array([x["teachers"][name]["gd"][k] for x in u]) for k in ("shannon_mp", "energy_mp", "numerical_mp", "shannon", "energy")}
-          for name in TEACHERS}
-    predicted, noise_energy = teacher("paper", "data_only"), [x["noise_energy"] for x in u]
-    hard = lambda name, f: [float(f(y)) for y in teacher(name, "data_only")]
-    floor = sigma**2 * T * d
-    k = np.array([model_dof(T, d, r) for r in ranks])
-    est = sigma**2 * k / n                                                       # estimation error scale σ²k/n
-    i_def = [ranks.index(r) for r in range(1, r_star)]; i_star = ranks.index(r_star)
-    rel_scale = [(sigma**2 + bounds[:, i].mean() / (T * d)) * k[i] / (n * bounds[:, i].mean()) for i in i_def]
-    r_ctl = u[0]["teachers"]["control"]["rank"]
-    nonflat_target = np.array(teacher("nonflat", "shannon_target"))
-    exact = lambda name: (gd[name]["numerical_mp"] == r_star).astype(float)
-    claims = [
+def _rows(sweep: RankSweep) -> list:
+    "Table 1: one row per rank of the sweep, means (and the trained model's range) over seeds."
+    trained = sweep.excess_trained
+    return [{"r": r, "bound (Thm 1)": float(sweep.bounds[:, i].mean()), "excess, exact fit": float(sweep.excess_exact[:, i].mean()),
+             "excess, trained": float(trained[:, i].mean()), "trained min": float(trained[:, i].min()), "trained max": float(trained[:, i].max()),
+             "trained / floor": float(trained[:, i].mean() / sweep.floor)} for i, r in enumerate(sweep.ranks)]
+
+def _sweep_claims(s: Table1Settings, sweep: RankSweep, noise_energy: list) -> list:
+    "The claims on the rank sweep: t1.noise_floor, t1.deficiency, t1.achievability, t1.bound."
+    n, T, d, r_star, floor = s.n, s.T, s.d, s.r_star, sweep.floor
+    trained, bounds = sweep.excess_trained, sweep.bounds
+    deficient = [sweep.column(r) for r in range(1, r_star)]; at_r_star = sweep.column(r_star)
+    rel_scale = [(s.noise_std**2 + bounds[:, i].mean() / (T * d)) * sweep.dof[i] / (n * bounds[:, i].mean()) for i in deficient]
+    return [
         claim_over_seeds("t1.noise_floor", "4", "noise floor σ²Td of the task (sample noise energy per example; σ is a setting)", noise_energy,
                          3 * floor * math.sqrt(2 / (n * T * d)), "within", paper=0.48, target=floor, kind="consistency"),
         claim_over_seeds("t1.deficiency", "4", "rank r < r* leaves excess risk at least the Theorem-1 bound (smallest over r < r*, / noise floor)",
-                         ex_tr[:, i_def].min(1) / floor, bounds[:, i_def].min() / floor, ">=", paper="sharp transition at r = r*", kind="consistency"),
+                         trained[:, deficient].min(1) / floor, bounds[:, deficient].min() / floor, ">=", paper="sharp transition at r = r*", kind="consistency"),
         claim_over_seeds("t1.achievability", "4", "rank r* reaches the noise floor up to twice the estimation error σ²k/n (excess at r*, / noise floor)",
-                         ex_tr[:, i_star] / floor, 2 * est[i_star] / floor, "<=", paper="noise floor at r = r*",
-                         control=("the same excess for the rank-(r*-1) model", ex_tr[:, ranks.index(r_star - 1)] / floor)),
+                         trained[:, at_r_star] / floor, 2 * sweep.estimation[at_r_star] / floor, "<=", paper="noise floor at r = r*",
+                         control=("the same excess for the rank-(r*-1) model", trained[:, sweep.column(r_star - 1)] / floor)),
         claim_over_seeds("t1.bound", "4", "trained excess for r < r* equals the Theorem-1 bound (largest relative gap)",
-                         ((ex_tr[:, i_def] - bounds[:, i_def]) / bounds[:, i_def]).max(1), 2 * max(rel_scale), "<=", paper="tight (Thm 1-3)",
+                         ((trained[:, deficient] - bounds[:, deficient]) / bounds[:, deficient]).max(1), 2 * max(rel_scale), "<=", paper="tight (Thm 1-3)",
                          kind="consistency"),
-        claim_over_seeds("t1.gd_recovery", "4", "over-parameterised GD from small init: MP-corrected Shannon R_eff rounds to r* (the paper's "
-                         f"teacher; its own R_eff is {np.mean(teacher('paper', 'shannon_target')):.4g})", gd["paper"]["shannon_mp"], 0.5, "within",
-                         paper=2.97, target=r_star, control=(f"the same measurement on a teacher of rank r* + {s.control_extra_rank}",
-                                                             gd["control"]["shannon_mp"])),
-        claim_over_seeds("t1.gd_nonflat", "4", f"non-flat teacher {s.nonflat_spectrum}: GD's MP-corrected Shannon R_eff equals the teacher's own "
-                         f"({np.mean(nonflat_target):.3g}, not r*) within 0.1", gd["nonflat"]["shannon_mp"] - nonflat_target, 0.1, "within",
-                         paper="effective rank r* + O(σ²/n)", target=0.0,
-                         control=("the same measurement against r* instead of the teacher's own R_eff", gd["nonflat"]["shannon_mp"] - r_star)),
-        claim_over_seeds("t1.gd_numerical", "4", "GD from small init: the MP-corrected numerical rank equals r* (fraction of seeds, paper and non-flat teachers)",
-                         (exact("paper") + exact("nonflat")) / 2, 0.99, ">=", paper="r* recovered",
-                         control=(f"the same fraction on a teacher of rank r* + {s.control_extra_rank}", exact("control"))),
-        claim_over_seeds("t1.data_only", "4", "data-only estimate predict_linear_rank equals r* (fraction of seeds, paper and non-flat teachers)",
-                         (np.array(hard("paper", lambda y: y == r_star)) + np.array(hard("nonflat", lambda y: y == r_star))) / 2, 0.99, ">=", paper=3,
-                         control=(f"the same fraction on a teacher of rank r* + {s.control_extra_rank}", hard("control", lambda y: y == r_star))),
     ]
-    recovery_rows = [{"teacher": name, "rank": x0["teachers"][name]["rank"], "spectrum": " ".join(f"{v:.3g}" for v in x0["teachers"][name]["s_star"]),
-                      "R_eff(A*)": float(np.mean(teacher(name, "shannon_target"))), "R̃_eff(A*)": float(np.mean(teacher(name, "energy_target"))),
-                      "GD R_eff raw": float(gd[name]["shannon"].mean()), "GD R_eff MP": float(gd[name]["shannon_mp"].mean()),
-                      "GD R̃_eff MP": float(gd[name]["energy_mp"].mean()), "GD num. rank MP": float(gd[name]["numerical_mp"].mean()),
-                      "data-only rank": float(np.mean(teacher(name, "data_only")))} for name in TEACHERS for x0 in [u[0]]]
-    rows = [{"r": r, "bound (Thm 1)": float(bounds[:, i].mean()), "excess, exact fit": float(ex_exact[:, i].mean()),
-             "excess, trained": float(ex_tr[:, i].mean()), "trained min": float(ex_tr[:, i].min()), "trained max": float(ex_tr[:, i].max()),
-             "trained / floor": float(ex_tr[:, i].mean() / floor)} for i, r in enumerate(ranks)]
-    figures = {"table1_rank_sweep": _rank_sweep_figure(ranks, ex_tr, ex_exact, bounds, floor, est, r_star),
-               "table1_gd_spectrum": _spectrum_figure(prof["s"], prof["edge"], u[0]["teachers"]["paper"]["s_star"], n)}
-    extra = dict(sweep=dict(r=ranks, excess=ex_tr.mean(0).tolist(), bound=bounds.mean(0).tolist(), noise_floor=float(floor), r_star=int(r_star)),
-                 excess_exact=ex_exact, excess_trained=ex_tr, bounds=bounds, estimation_scale=est, gd=prof,
-                 gd_steps=teacher("paper", "gd_steps"), sweep_steps=[v for x in u for v in x["sweep_steps"]], data_only=predicted,
-                 recovery_rows=recovery_rows,
-                 noise_energy=noise_energy, settings=dict(vars(s), seeds=seeds))
-    return ExperimentResult("table1", rows, claims, figures, extra)
+
+def _gd_claims(s: Table1Settings, units: dict) -> list:
+    "The claims on what over-parameterised GD recovers: t1.gd_recovery, t1.gd_nonflat, t1.gd_numerical."
+    r_star, control = s.r_star, f"a teacher of rank r* + {s.control_extra_rank}"
+    teachers = {name: over_seeds(units, name) for name in TEACHERS}
+    gd = {name: LearnedRanks.stack([t.gd for t in teachers[name]]) for name in TEACHERS}
+    nonflat_target = np.array([t.shannon_target for t in teachers["nonflat"]])
+    numerical_is_r_star = {name: (gd[name].numerical_mp == r_star).astype(float) for name in TEACHERS}   # 1 where GD's MP rank is r*
+    return [
+        claim_over_seeds("t1.gd_recovery", "4", "over-parameterised GD from small init: MP-corrected Shannon R_eff rounds to r* (the paper's "
+                         f"teacher; its own R_eff is {np.mean([t.shannon_target for t in teachers['paper']]):.4g})", gd["paper"].shannon_mp, 0.5,
+                         "within", paper=2.97, target=r_star, control=(f"the same measurement on {control}", gd["control"].shannon_mp)),
+        claim_over_seeds("t1.gd_nonflat", "4", f"non-flat teacher {s.nonflat_spectrum}: GD's MP-corrected Shannon R_eff equals the teacher's own "
+                         f"({np.mean(nonflat_target):.3g}, not r*) within 0.1", gd["nonflat"].shannon_mp - nonflat_target, 0.1, "within",
+                         paper="effective rank r* + O(σ²/n)", target=0.0,
+                         control=("the same measurement against r* instead of the teacher's own R_eff", gd["nonflat"].shannon_mp - r_star)),
+        claim_over_seeds("t1.gd_numerical", "4", "GD from small init: the MP-corrected numerical rank equals r* (fraction of seeds, paper and non-flat teachers)",
+                         (numerical_is_r_star["paper"] + numerical_is_r_star["nonflat"]) / 2, 0.99, ">=", paper="r* recovered",
+                         control=(f"the same fraction on {control}", numerical_is_r_star["control"])),
+    ]
+
+def _data_only_claim(s: Table1Settings, units: dict):
+    "The claim on the data-only estimator: t1.data_only."
+    found_r_star = {name: [float(t.data_only == s.r_star) for t in over_seeds(units, name)] for name in TEACHERS}   # 1.0 where it finds r*
+    return claim_over_seeds("t1.data_only", "4", "data-only estimate predict_linear_rank equals r* (fraction of seeds, paper and non-flat teachers)",
+                            (np.array(found_r_star["paper"]) + np.array(found_r_star["nonflat"])) / 2, 0.99, ">=", paper=3,
+                            control=(f"the same fraction on a teacher of rank r* + {s.control_extra_rank}", found_r_star["control"]))
+
+def _recovery_rows(units: dict) -> list:
+    "One row per teacher: its A* (rank and spectrum from the first seed, effective ranks) and what GD and the data-only estimator recover, means over seeds."
+    rows = []
+    for name in TEACHERS:
+        per_seed = over_seeds(units, name)
+        gd, first = LearnedRanks.stack([t.gd for t in per_seed]), per_seed[0]
+        rows.append({"teacher": name, "rank": first.rank, "spectrum": " ".join(f"{v:.3g}" for v in first.s_star),
+                     "R_eff(A*)": float(np.mean([t.shannon_target for t in per_seed])), "R̃_eff(A*)": float(np.mean([t.energy_target for t in per_seed])),
+                     "GD R_eff raw": float(gd.shannon.mean()), "GD R_eff MP": float(gd.shannon_mp.mean()), "GD R̃_eff MP": float(gd.energy_mp.mean()),
+                     "GD num. rank MP": float(gd.numerical_mp.mean()), "data-only rank": float(np.mean([t.data_only for t in per_seed]))})
+    return rows
+
+def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
+    "The extras (plain data): the sweep's means for Figure 1, the per-seed arrays, the paper teacher's GD profile, the recovery rows, the settings."
+    per_seed, paper = list(units.values()), over_seeds(units, "paper")
+    gd = LearnedRanks.stack([t.gd for t in paper])
+    return dict(sweep=dict(r=sweep.ranks, excess=sweep.excess_trained.mean(0).tolist(), bound=sweep.bounds.mean(0).tolist(),
+                           noise_floor=float(sweep.floor), r_star=int(s.r_star)),
+                excess_exact=sweep.excess_exact, excess_trained=sweep.excess_trained, bounds=sweep.bounds, estimation_scale=sweep.estimation,
+                gd={f.name: getattr(gd, f.name) for f in fields(LearnedRanks)}, gd_steps=[t.gd_steps for t in paper],
+                sweep_steps=[v for x in per_seed for v in x.sweep_steps], data_only=[t.data_only for t in paper],
+                recovery_rows=_recovery_rows(units), noise_energy=[x.noise_energy for x in per_seed], settings=dict(vars(s), seeds=list(units)))
+
+def summarise_table1(s: Table1Settings, units: dict) -> ExperimentResult:
+    "Table 1's rows, the `t1.*` claims, the figures and the extras from the per-seed measurements `units` {seed: Table1Seed}."
+    sweep = stack_sweep(s, units)
+    claims = _sweep_claims(s, sweep, [x.noise_energy for x in units.values()]) + _gd_claims(s, units) + [_data_only_claim(s, units)]
+    return ExperimentResult("table1", _rows(sweep), claims, _figures(s, sweep, units), _extra(s, sweep, units))
 
 # %% ../nbs/31_table1.ipynb #90891bb9
 TABLE1 = OnePartExperiment("table1", "§4", "Table 1 — the linear surrogate: deficiency, achievability, recovery", Table1Settings, TABLE1_PRESETS, measure_table1, summarise_table1)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/32_table2.ipynb #18aafd37
 from __future__ import annotations
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 import math
 
 import numpy as np
@@ -19,7 +19,8 @@ from .ladder import (LADDER, ladder_data, static_kernel, token_mixing, ladder_fo
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['TABLE2_PRESETS', 'TABLE2', 'Table2Settings', 'measure_table2', 'summarise_table2']
+__all__ = ['TABLE2_PRESETS', 'TABLE2', 'Table2Settings', 'RankMeasures', 'ClassMeasurement', 'PositionalControl', 'Table2Tasks',
+           'measure_table2', 'summarise_table2']
 
 # %% ../nbs/32_table2.ipynb #35e13370
 @dataclass(frozen=True)
@@ -43,10 +44,10 @@ class Table2Settings:
 
     def __post_init__(self):
         object.__setattr__(self, "r_stars", tuple(int(r) for r in self.r_stars))
-        pos = lambda v: v > 0
+        positive = lambda v: v > 0
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= min(self.T, self.d) for r in v), "ranks in 1..min(T, d)"),
-                       pos_r_star=(lambda v: v in self.r_stars, "one of r_stars"), n=(pos, "> 0"), n_test=(lambda v: v >= 2, ">= 2"),
-                       steps=(pos, "> 0"), pos_steps=(pos, "> 0"), lr=(pos, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
+                       pos_r_star=(lambda v: v in self.r_stars, "one of r_stars"), n=(positive, "> 0"), n_test=(lambda v: v >= 2, ">= 2"),
+                       steps=(positive, "> 0"), pos_steps=(positive, "> 0"), lr=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
                        dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
 TABLE2_PRESETS = {"quick": dict(r_stars=(1, 2, 3), steps=300, pos_steps=1000), "paper": dict(n_test=8192, steps=800, pos_steps=2500),
@@ -55,64 +56,162 @@ TABLE2_PRESETS = {"quick": dict(r_stars=(1, 2, 3), steps=300, pos_steps=1000), "
 _MIXING = {"B0": "A X V, A = PQᵀ", "B1": "(XW_Q)(XW_K)ᵀXV/T", "B1c": "(XKXᵀ)XV/T, K full", "B2": "softmax((XW_Q)(XW_K)ᵀ/√d)XV",
            "B3": "pre-LN block, residual, FFN", "B3+pos": "B3 + learned positions"}
 
-# %% ../nbs/32_table2.ipynb #cc93ecec
-def _ranks(M) -> dict:
-    "Shannon and energy effective rank and the numerical rank (singular values above 1% of the largest) of M (..., m, n)."
-    p = rank_profile(M.detach().cpu().double().numpy(), rel_tol=1e-2)
-    return dict(shannon=p["shannon"], energy=p["energy"], numerical=p["numerical_rel"])
+# %% ../nbs/32_table2.ipynb #e5c7e64d
+class _PerTask:
+    "Base of the dataclasses whose fields hold one entry per task: arrays (tasks,) or other `_PerTask` dataclasses."
 
-def _measure_class(cls: str, data, res, rk: torch.Tensor) -> dict:
-    "Achievability (first M models) and recovery (last M models) measurements of one trained class, per task (M,)."
+    def select(self, rows: list):
+        "The same measurements restricted to the tasks at positions `rows`."
+        return type(self)(**{f.name: _select_tasks(getattr(self, f.name), rows) for f in fields(self)})
+
+    @classmethod
+    def concat(cls, parts: list):
+        "The measurements of `parts` (one per seed) with their tasks one after the other."
+        return cls(**{f.name: _concat_tasks([getattr(p, f.name) for p in parts]) for f in fields(cls)})
+
+def _select_tasks(values, rows: list):
+    "Entries `rows` of a per-task array or `_PerTask` dataclass."
+    return values.select(rows) if isinstance(values, _PerTask) else np.asarray(values)[rows]
+
+def _concat_tasks(parts: list):
+    "Per-task arrays or `_PerTask` dataclasses of several seeds, concatenated in order."
+    return type(parts[0]).concat(parts) if isinstance(parts[0], _PerTask) else np.concatenate([np.asarray(p) for p in parts])
+
+@dataclass(frozen=True)
+class RankMeasures(_PerTask):
+    "Three ranks of one matrix per task, each an array (tasks,)."
+    shannon: np.ndarray        # Shannon effective rank
+    energy: np.ndarray         # energy effective rank R̃_eff
+    numerical: np.ndarray      # numerical rank: singular values above 1% of the largest (integers)
+
+    @classmethod
+    def of(cls, M) -> RankMeasures:
+        "The ranks of every matrix of the tensor M (..., m, n): arrays (...)."
+        profile = rank_profile(M.detach().cpu().double().numpy(), rel_tol=1e-2)
+        return cls(profile["shannon"], profile["energy"], profile["numerical_rel"])
+
+    def mean_per_task(self, n_tasks: int) -> RankMeasures:
+        "Mean over the matrices of each task (ranks of n_tasks × k matrices, task-major) -> float64 arrays (n_tasks,)."
+        return RankMeasures(*(np.asarray(v, dtype=np.float64).reshape(n_tasks, -1).mean(1)
+                              for v in (self.shannon, self.energy, self.numerical)))
+
+@dataclass(frozen=True)
+class ClassMeasurement(_PerTask):
+    "One class of the ladder on a set of tasks: arrays (tasks,); `rel`, `se`, `dist`, `rel_over` are relative to the task's signal."
+    rel: np.ndarray            # achievability: held-out excess of the rank-r* model
+    se: np.ndarray             # standard error of `rel` over the held-out samples
+    dist: np.ndarray           # held-out distance of the rank-r* model to ĀXV* (the first term of (5.3))
+    kernel: RankMeasures       # recovery: ranks of the over-parameterised model's static kernel
+    realised: RankMeasures     # recovery: ranks of its realised token mixing, mean over 64 held-out inputs
+    rel_over: np.ndarray       # held-out excess of the over-parameterised model
+    steps_achieve: np.ndarray  # Adam steps the rank-r* model took (integers)
+    steps_recover: np.ndarray  # Adam steps the over-parameterised model took (integers)
+
+@dataclass(frozen=True)
+class PositionalControl:
+    "B3+pos (B3 with a learned positional embedding) on the task at r* = `pos_r_star`: numbers for one seed, arrays (seeds,) pooled."
+    rel: float                 # relative held-out excess
+    se: float                  # its standard error over the held-out samples
+    bound: float               # the task's relative permutation bound
+    steps: int                 # Adam steps taken
+
+    @classmethod
+    def stack(cls, per_seed: list) -> PositionalControl:
+        "The controls of several seeds, each field an array (seeds,)."
+        return cls(*(np.array([getattr(p, f.name) for p in per_seed]) for f in fields(cls)))
+
+@dataclass(frozen=True)
+class Table2Tasks:
+    "Table 2's measurements on a set of tasks: one seed's (a value of `measure_table2`), or every seed's pooled seed after seed (`pool`)."
+    r_stars: np.ndarray        # r* of each task (tasks,)
+    signal: np.ndarray         # ‖A*‖²‖V*‖², the excess of the zero predictor (tasks,)
+    bound: np.ndarray          # relative permutation bound 1 - ‖Ā‖²/‖A*‖² (tasks,)
+    target: np.ndarray         # energy effective rank of A* (tasks,)
+    b0_short: np.ndarray       # control: relative held-out excess of B0 at rank r* - 1 (tasks,)
+    classes: dict              # {class of LADDER: ClassMeasurement}
+    positional: PositionalControl   # one seed's B3+pos, or every seed's (arrays (seeds,))
+
+    @classmethod
+    def pool(cls, units: dict) -> Table2Tasks:
+        "Every task of `units` {seed: Table2Tasks}, seed after seed."
+        per_seed = list(units.values())
+        arrays = {name: _concat_tasks([getattr(u, name) for u in per_seed]) for name in ("r_stars", "signal", "bound", "target", "b0_short")}
+        return cls(**arrays, classes={c: ClassMeasurement.concat([u.classes[c] for u in per_seed]) for c in LADDER},
+                   positional=PositionalControl.stack([u.positional for u in per_seed]))
+
+    def at(self, r_star: int) -> np.ndarray:
+        "Mask (tasks,) of the tasks at r* = `r_star`."
+        return self.r_stars == r_star
+
+    def relative_excess(self) -> dict:
+        "Mean relative excess at r = r* per class {class: float}."
+        return {cls: float(self.classes[cls].rel.mean()) for cls in LADDER}
+
+# %% ../nbs/32_table2.ipynb #cc93ecec
+def _models(params: dict, models: slice) -> dict:
+    "The parameters of the models at `models` of a trained batch."
+    return {name: p[models] for name, p in params.items()}
+
+def _measure_class(cls: str, data, res, rk: torch.Tensor) -> ClassMeasurement:
+    "Achievability (the first M models, rank r*) and recovery (the last M models, full rank) of one trained class, per task (M,)."
     M = len(data.seeds)
-    half = lambda sl: {k: v[sl] for k, v in res.params.items()}
-    ach, rec = half(slice(0, M)), half(slice(M, 2 * M))
+    ach, rec = _models(res.params, slice(0, M)), _models(res.params, slice(M, 2 * M))
     signal = data.signal.numpy()
     exc = heldout_excess(cls, ach, data.X_test, data.Y_test, rk[:M]).cpu()                    # (M, n_test)
     with torch.no_grad():
         Ybar = permutation_average(data.A).to(data.X_test)[:, None] @ data.X_test @ data.V.to(data.X_test)[:, None]   # A, V live on the CPU
         dist = (ladder_forward(cls, ach, data.X_test, rk[:M]) - Ybar).pow(2).sum((-1, -2)).double().mean(1).cpu().numpy()
-        kernel = _ranks(static_kernel(cls, rec, rk[M:]))
-        mixing = _ranks(token_mixing(cls, rec, data.X_test[:, :64], rk[M:]))
-    realised = {k: np.asarray(v, dtype=np.float64).reshape(M, -1).mean(1) for k, v in mixing.items()}
+        kernel = RankMeasures.of(static_kernel(cls, rec, rk[M:]))
+        mixing = RankMeasures.of(token_mixing(cls, rec, data.X_test[:, :64], rk[M:]))
     over = heldout_excess(cls, rec, data.X_test, data.Y_test, rk[M:]).mean(1).cpu().numpy() / signal
     steps = res.steps.numpy()
-    return dict(rel=exc.mean(1).numpy() / signal, se=exc.std(1).numpy() / math.sqrt(exc.shape[1]) / signal,
-                dist=dist / signal, kernel=kernel, realised=realised, rel_over=over, steps_achieve=steps[:M], steps_recover=steps[M:])
+    return ClassMeasurement(rel=exc.mean(1).numpy() / signal, se=exc.std(1).numpy() / math.sqrt(exc.shape[1]) / signal, dist=dist / signal,
+                            kernel=kernel, realised=mixing.mean_per_task(M), rel_over=over, steps_achieve=steps[:M], steps_recover=steps[M:])
 
-def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dict:
-    "Train every class on the tasks seeds × r_stars (one batch per class) and B3+pos at `pos_r_star` -> {seed: plain data}."
-    T, d, M = s.T, s.d, len(seeds) * len(s.r_stars)
-    data = ladder_data(seeds, s.r_stars, s.n, s.n_test, T, d, s.noise_std, getattr(torch, s.dtype), device)
-    out = {}
+def _measure_classes(s: Table2Settings, data, progress) -> dict:
+    "Train every class of the ladder on every task, one batch per class (rank r* from `achieve_init`, full rank from `recover_init`) -> {class: ClassMeasurement}."
+    M, classes = len(data.seeds), {}
     for cls in LADDER:
-        full = T if cls == "B0" else d
+        full = s.T if cls == "B0" else s.d
         res, rk = fit_ladder_class(cls, data, [data.r_stars, [full] * M], [s.achieve_init, s.recover_init], s.steps, s.lr, s.rtol,
                                    s.ffn, progress=progress)
-        out[cls] = _measure_class(cls, data, res, rk)
-    # negative control of B0's achievability: B0 one rank short (r* - 1; a rank-0 model predicts zero, relative excess exactly 1)
+        classes[cls] = _measure_class(cls, data, res, rk)
+    return classes
+
+def _b0_one_rank_short(s: Table2Settings, data, progress) -> np.ndarray:
+    "The negative control of B0's achievability: relative held-out excess of B0 at rank r* - 1 per task (M,); a rank-0 model predicts zero, so 1 at r* = 1."
     short = [i for i, r in enumerate(data.r_stars) if r >= 2]
-    b0_short = np.ones(M)
+    b0_short = np.ones(len(data.seeds))
     if short:
         sdata = data.subset(short)
         sres, srk = fit_ladder_class("B0", sdata, [[r - 1 for r in sdata.r_stars]], [s.achieve_init], s.steps, s.lr, s.rtol, s.ffn, progress=progress)
         b0_short[short] = heldout_excess("B0", sres.params, sdata.X_test, sdata.Y_test, srk).mean(1).cpu().numpy() / sdata.signal.numpy()
-    # B3 with a learned positional embedding at r* = pos_r_star: not equivariant, so not bound by (5.3)
+    return b0_short
+
+def _positional_control(s: Table2Settings, data, signal: np.ndarray, bound: np.ndarray, progress) -> dict:
+    "B3 with a learned positional embedding on the tasks at r* = `pos_r_star` (not equivariant, so not bound by (5.3)) -> {task position in `data`: PositionalControl}."
     idx = [i for i, r in enumerate(data.r_stars) if r == s.pos_r_star]
     pdata = data.subset(idx)
-    pres, prk = fit_ladder_class("B3", pdata, [[d] * len(idx)], [s.achieve_init], s.pos_steps, s.lr, 0.0, s.ffn, positional=True, progress=progress)
+    pres, prk = fit_ladder_class("B3", pdata, [[s.d] * len(idx)], [s.achieve_init], s.pos_steps, s.lr, 0.0, s.ffn, positional=True, progress=progress)
     pexc = heldout_excess("B3", pres.params, pdata.X_test, pdata.Y_test, prk)
+    return {i: PositionalControl(rel=float(pexc[p].mean()) / signal[i], se=float(pexc[p].std()) / math.sqrt(s.n_test) / signal[i],
+                                 bound=float(bound[i]), steps=int(pres.steps[p])) for p, i in enumerate(idx)}
+
+def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dict:
+    "Train every class on the tasks seeds × r_stars (one batch per class) and B3+pos at `pos_r_star` -> {seed: Table2Tasks}."
+    data = ladder_data(seeds, s.r_stars, s.n, s.n_test, s.T, s.d, s.noise_std, getattr(torch, s.dtype), device)
+    classes = _measure_classes(s, data, progress)
+    b0_short = _b0_one_rank_short(s, data, progress)
     signal = data.signal.numpy()
     bound = permutation_bound(data.A, data.V).numpy() / signal                              # relative bound per task
     target = energy_effective_rank(data.A.numpy())
-    pick = lambda v, rows: {k: pick(x, rows) for k, x in v.items()} if isinstance(v, dict) else np.asarray(v)[rows]
+    positional = _positional_control(s, data, signal, bound, progress)
     units = {}
     for seed in seeds:
         rows = [i for i, x in enumerate(data.seeds) if x == seed]
-        p = idx.index(next(i for i in rows if data.r_stars[i] == s.pos_r_star))
-        units[seed] = dict(r_stars=[data.r_stars[i] for i in rows], signal=signal[rows], bound=bound[rows], target=target[rows], b0_short=b0_short[rows],
-                           classes={cls: pick(o, rows) for cls, o in out.items()},
-                           positional=dict(rel=float(pexc[p].mean()) / signal[idx[p]], se=float(pexc[p].std()) / math.sqrt(s.n_test) / signal[idx[p]],
-                                           bound=float(bound[idx[p]]), steps=int(pres.steps[p])))
+        pos_task = next(i for i in rows if data.r_stars[i] == s.pos_r_star)
+        units[seed] = Table2Tasks(np.asarray([data.r_stars[i] for i in rows]), signal[rows], bound[rows], target[rows], b0_short[rows],
+                                  {cls: m.select(rows) for cls, m in classes.items()}, positional[pos_task])
     return units
 
 # %% ../nbs/32_table2.ipynb #4d1a1635
@@ -146,59 +245,75 @@ def _kernel_rank_figure(r_stars: list, per_class: dict, target: np.ndarray) -> F
     return fig
 
 # %% ../nbs/32_table2.ipynb #5943fec4
-def summarise_table2(s: Table2Settings, units: dict) -> ExperimentResult:
-    "Table 2's rows, the `t2.*` claims and the figures from the per-seed measurements `units` {seed: data}."
-    seeds, u = list(units), list(units.values())
-    T, d, n, r_stars = s.T, s.d, s.n, s.r_stars
-    cat = lambda f: np.concatenate([np.asarray(f(x)) for x in u])
-    task_r = cat(lambda x: x["r_stars"]); signal, bound, target = cat(lambda x: x["signal"]), cat(lambda x: x["bound"]), cat(lambda x: x["target"])
-    b0_short = cat(lambda x: x["b0_short"])
-    M = len(task_r)
-    out = {cls: {k: ({m: cat(lambda x: x["classes"][cls][k][m]) for m in u[0]["classes"][cls][k]} if isinstance(u[0]["classes"][cls][k], dict)
-                     else cat(lambda x: x["classes"][cls][k])) for k in u[0]["classes"][cls]} for cls in LADDER}
-    pos = {k: np.array([x["positional"][k] for x in u]) for k in ("rel", "se", "bound", "steps")}
-    k_r = np.array([model_dof(T, d, r) for r in task_r])
-    b0_threshold = float(2 * np.mean(s.noise_std**2 * k_r / n / signal))
+def _claims(s: Table2Settings, t: Table2Tasks) -> list:
+    "The `t2.*` claims on the pooled tasks `t`: B0 achieves, every other class sits on the permutation bound, B3 with positions gets below it."
+    k_r = np.array([model_dof(s.T, s.d, r) for r in t.r_stars])
+    b0_threshold = float(2 * np.mean(s.noise_std**2 * k_r / s.n / t.signal))
     claims = [claim_over_seeds("t2.B0", "5", "B0 (A X V, rank r*) achieves: relative excess within 2x the estimation scale σ²k_r/n",
-                               out["B0"]["rel"], b0_threshold, "<=", paper="achieves",
-                               control=("the same measurement for B0 one rank short (r* - 1)", b0_short))]
+                               t.classes["B0"].rel, b0_threshold, "<=", paper="achieves",
+                               control=("the same measurement for B0 one rank short (r* - 1)", t.b0_short))]
     for cls in LADDER[1:]:
-        se_mean = float(np.sqrt((out[cls]["se"] ** 2).sum()) / M)
+        se_mean = float(np.sqrt((t.classes[cls].se ** 2).sum()) / len(t.r_stars))
         claims.append(claim_over_seeds(f"t2.{cls}", "5", f"{cls} fails: relative excess at r = r* sits on the permutation bound "
-                                       f"(forced by (5.3) for a class without position information)", out[cls]["rel"],
-                                       float(bound.mean() - 3 * se_mean), ">=", kind="consistency",
+                                       f"(forced by (5.3) for a class without position information)", t.classes[cls].rel,
+                                       float(t.bound.mean() - 3 * se_mean), ">=", kind="consistency",
                                        paper=None if cls == "B3" else "fails (input conditioning)"))
-    pos_threshold = float(pos["bound"].mean() - 3 * np.sqrt((pos["se"] ** 2).sum()) / len(pos["se"]))
+    pos = t.positional
+    pos_threshold = float(pos.bound.mean() - 3 * np.sqrt((pos.se ** 2).sum()) / len(pos.se))
     claims.append(claim_over_seeds("t2.positions", "5", f"what B1-B3 lack is position information: B3 with learned positions gets below the "
-                                   f"permutation bound (r* = {s.pos_r_star})", pos["rel"], pos_threshold, "<=", paper=None,
-                                   control=("the same measurement for B3 without positions, same tasks", out["B3"]["rel"][task_r == s.pos_r_star])))
-    rng = lambda v: " ".join(f"{np.mean(v[task_r == r]):.2f}" for r in r_stars)
+                                   f"permutation bound (r* = {s.pos_r_star})", pos.rel, pos_threshold, "<=", paper=None,
+                                   control=("the same measurement for B3 without positions, same tasks", t.classes["B3"].rel[t.at(s.pos_r_star)])))
+    return claims
+
+def _kernel_rank_by_r_star(s: Table2Settings, t: Table2Tasks, cls: str) -> str:
+    "The mean static-kernel energy rank of `cls` at each r* of the settings, as one cell: '1.00 2.03 ...'."
+    return " ".join(f"{np.mean(t.classes[cls].kernel.energy[t.at(r)]):.2f}" for r in s.r_stars)
+
+def _rows(s: Table2Settings, t: Table2Tasks) -> list:
+    "Table 2: one row per class of the ladder (achievability, then recovery), then the positional control B3+pos."
     rows = []
     for cls in LADDER:
-        o = out[cls]
-        rows.append({"class": cls, "token mixing": _MIXING[cls], "rel. excess": float(o["rel"].mean()), "min": float(o["rel"].min()),
-                     "max": float(o["rel"].max()), "perm. bound": float(bound.mean()),
-                     "kernel R̃_eff, r*=" + ",".join(map(str, r_stars)): rng(o["kernel"]["energy"]),
-                     "kernel gap to R̃_eff(A*)": float(np.abs(o["kernel"]["energy"] - target).mean()),
-                     "kernel rank (1% of s₁)": float(np.mean(o["kernel"]["numerical"])), "realised R̃_eff": float(o["realised"]["energy"].mean())})
-    rows.append({"class": "B3+pos", "token mixing": _MIXING["B3+pos"] + f" (r*={s.pos_r_star})", "rel. excess": float(pos["rel"].mean()),
-                 "min": float(pos["rel"].min()), "max": float(pos["rel"].max()), "perm. bound": float(pos["bound"].mean()),
-                 **{k: "—" for k in list(rows[0])[6:]}})
-    recovery_rows = [{"class": cls, "r*": r, "target R̃_eff(A*)": float(target[m].mean()),
-                      **{f"kernel {k}": float(np.mean(out[cls]["kernel"][k][m])) for k in ("shannon", "energy", "numerical")},
-                      **{f"realised {k}": float(out[cls]["realised"][k][m].mean()) for k in ("shannon", "energy", "numerical")},
-                      "over-param. rel. excess": float(out[cls]["rel_over"][m].mean())}
-                     for cls in LADDER for r in r_stars for m in [task_r == r]]
-    rel = {cls: float(out[cls]["rel"].mean()) for cls in LADDER}
-    pname = f"B3+pos\n(r*={s.pos_r_star})"
-    figures = {"table2_ladder": _ladder_figure({**rel, pname: float(pos["rel"].mean())},
-                                               {**{c: (out[c]["rel"].min(), out[c]["rel"].max()) for c in LADDER}, pname: (pos["rel"].min(), pos["rel"].max())},
-                                               float(bound.mean()), float(pos["bound"].mean())),
-               "table2_kernel_rank": _kernel_rank_figure(list(task_r), {c: np.asarray(out[c]["kernel"]["energy"]) for c in LADDER}, target)}
-    extra = dict(relative_excess=rel, permutation_bound=float(bound.mean()), permutation_bound_per_task=bound.tolist(),
-                 tasks=[(x, int(r)) for x in seeds for r in r_stars], per_class=out, positional=dict(pos, seeds=seeds, r_star=s.pos_r_star),
-                 recovery_rows=recovery_rows, target_energy_rank=target.tolist(), signal=signal.tolist(), settings=dict(vars(s), seeds=seeds))
-    return ExperimentResult("table2", rows, claims, figures, extra)
+        m = t.classes[cls]
+        rows.append({"class": cls, "token mixing": _MIXING[cls], "rel. excess": float(m.rel.mean()), "min": float(m.rel.min()),
+                     "max": float(m.rel.max()), "perm. bound": float(t.bound.mean()),
+                     "kernel R̃_eff, r*=" + ",".join(map(str, s.r_stars)): _kernel_rank_by_r_star(s, t, cls),
+                     "kernel gap to R̃_eff(A*)": float(np.abs(m.kernel.energy - t.target).mean()),
+                     "kernel rank (1% of s₁)": float(np.mean(m.kernel.numerical)), "realised R̃_eff": float(m.realised.energy.mean())})
+    pos = t.positional
+    rows.append({"class": "B3+pos", "token mixing": _MIXING["B3+pos"] + f" (r*={s.pos_r_star})", "rel. excess": float(pos.rel.mean()),
+                 "min": float(pos.rel.min()), "max": float(pos.rel.max()), "perm. bound": float(pos.bound.mean()),
+                 **{column: "—" for column in list(rows[0])[6:]}})
+    return rows
+
+def _recovery_row(t: Table2Tasks, cls: str, r_star: int) -> dict:
+    "Recovery of `cls` at `r_star` (means over the seeds): the target's rank, the static kernel's and realised mixing's ranks, the excess."
+    at, m = t.at(r_star), t.classes[cls]
+    return {"class": cls, "r*": r_star, "target R̃_eff(A*)": float(t.target[at].mean()),
+            **{f"kernel {name}": float(np.mean(values[at])) for name, values in asdict(m.kernel).items()},
+            **{f"realised {name}": float(values[at].mean()) for name, values in asdict(m.realised).items()},
+            "over-param. rel. excess": float(m.rel_over[at].mean())}
+
+def _figures(s: Table2Settings, t: Table2Tasks) -> dict:
+    "The ladder figure (relative excess per class and B3+pos, against the bound) and the recovery figure (kernel rank against r*)."
+    pos, pos_name = t.positional, f"B3+pos\n(r*={s.pos_r_star})"
+    spread = {cls: (t.classes[cls].rel.min(), t.classes[cls].rel.max()) for cls in LADDER}
+    return {"table2_ladder": _ladder_figure({**t.relative_excess(), pos_name: float(pos.rel.mean())}, {**spread, pos_name: (pos.rel.min(), pos.rel.max())},
+                                            float(t.bound.mean()), float(pos.bound.mean())),
+            "table2_kernel_rank": _kernel_rank_figure(list(t.r_stars), {cls: np.asarray(t.classes[cls].kernel.energy) for cls in LADDER}, t.target)}
+
+def _extra(s: Table2Settings, seeds: list, t: Table2Tasks) -> dict:
+    "The plain data behind the table (dicts, lists and arrays, for the record): per-class arrays, the positional control, the recovery table."
+    return dict(relative_excess=t.relative_excess(), permutation_bound=float(t.bound.mean()), permutation_bound_per_task=t.bound.tolist(),
+                tasks=[(x, int(r)) for x in seeds for r in s.r_stars], per_class={cls: asdict(t.classes[cls]) for cls in LADDER},
+                positional=dict(asdict(t.positional), seeds=seeds, r_star=s.pos_r_star),
+                recovery_rows=[_recovery_row(t, cls, r) for cls in LADDER for r in s.r_stars],
+                target_energy_rank=t.target.tolist(), signal=t.signal.tolist(), settings=dict(vars(s), seeds=seeds))
+
+def summarise_table2(s: Table2Settings, units: dict) -> ExperimentResult:
+    "Table 2's rows, the `t2.*` claims, the figures and the extras from the per-seed measurements `units` {seed: Table2Tasks}."
+    tasks = Table2Tasks.pool(units)
+    claims = _claims(s, tasks)
+    return ExperimentResult("table2", _rows(s, tasks), claims, _figures(s, tasks), _extra(s, list(units), tasks))
 
 # %% ../nbs/32_table2.ipynb #01d82d34
 TABLE2 = OnePartExperiment("table2", "§5", "Table 2 — the interpolation ladder: where the naive transfer fails", Table2Settings, TABLE2_PRESETS, measure_table2, summarise_table2)

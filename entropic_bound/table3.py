@@ -4,7 +4,7 @@
 
 # %% ../nbs/33_table3.ipynb #9db350fe
 from __future__ import annotations
-from dataclasses import dataclass
+from dataclasses import dataclass, asdict, is_dataclass
 import math
 
 import numpy as np
@@ -17,8 +17,11 @@ from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap,
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'TABLE3', 'Table3Settings', 'measure_students', 'estimator_sweep',
-           'mean_over_seeds', 'deficiency_figure', 'spectra_figure', 'estimator_figure', 'summarise_table3', 'Table3']
+__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'TABLE3', 'Table3Settings', 'KernelRanks',
+           'FlatTeacherFit', 'NonflatTeacherFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher',
+           'TrainedStudent', 'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds',
+           'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures',
+           'table3_extra', 'summarise_table3', 'Table3']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -50,10 +53,10 @@ class Table3Settings:
         object.__setattr__(self, "estimator_noise", tuple(float(v) for v in self.estimator_noise))
         object.__setattr__(self, "estimator_scales", tuple((str(k), float(c)) for k, c in self.estimator_scales))
         object.__setattr__(self, "nonflat_spectra", tuple(tuple(float(v) for v in sp) for sp in self.nonflat_spectra))
-        pos = lambda v: v > 0
+        positive = lambda v: v > 0
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        kinds=(lambda v: len(v) > 0 and set(v) <= {"linear", "softmax"}, "a subset of ('linear', 'softmax')"),
-                       n=(pos, "> 0"), n_test=(pos, "> 0"), steps=(pos, "> 0"), lr=(pos, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
+                       n=(positive, "> 0"), n_test=(positive, "> 0"), steps=(positive, "> 0"), lr=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
                        estimator_seeds=(lambda v: v >= 1, ">= 1"),
                        nonflat_spectra=(lambda v: all(1 <= len(sp) <= self.d and min(sp) > 0 for sp in v), "spectra of 1..d positive values"), dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
@@ -68,54 +71,153 @@ def _student_ranks(r_star: int, d: int, full: bool) -> list:
     low = list(range(0, min(r_star + 1, d) + 1)) if full else [r_star - 1, r_star]
     return low + ([d] if d not in low else [])
 
+def _noise_floor(s: Table3Settings) -> float:
+    "The noise floor σ²·T·d_v, the unit of every excess risk of the table."
+    return s.noise_std**2 * s.T * s.d
+
 def _spread(values, digits: int = 3) -> str:
     "'mean [min, max]' of per-seed `values`."
     v = np.asarray(values, dtype=np.float64)
     return f"{v.mean():.{digits}g} [{v.min():.{digits}g}, {v.max():.{digits}g}]"
 
+# %% ../nbs/33_table3.ipynb #048c90cc
+@dataclass(frozen=True)
+class KernelRanks:
+    "The scale-invariant ranks of one kernel (d, d), as floats."
+    shannon: float          # Shannon effective rank R_eff
+    energy: float           # energy effective rank R̃_eff
+    stable: float           # stable rank ‖K‖_F² / ‖K‖₂²
+
+    @classmethod
+    def of(cls, ranks: dict) -> KernelRanks:
+        "From a dict with (at least) 'shannon', 'energy' and 'stable' for one kernel, as `kernel_ranks` and `rank_profile` return."
+        return cls(float(ranks["shannon"]), float(ranks["energy"]), float(ranks["stable"]))
+
+@dataclass(frozen=True)
+class FlatTeacherFit:
+    "The over-parameterised (r = d) student of one flat teacher (kind, r*) on one seed: its learned kernel K̂ against the teacher's K*."
+    ranks: KernelRanks      # the ranks of K̂
+    overlap: float          # overlap of the top-r* singular subspaces of K̂ and K* (1: the same subspaces)
+    norm_ratio: float       # ‖K̂‖_F / ‖K*‖_F
+    spectrum: tuple         # σ_i(K̂) / σ_1(K̂), i = 1..d: d floats, descending
+    bound: float | None     # Proposition 1's bound at rank r* - 1, in noise floors (linear teachers; None for softmax)
+
+@dataclass(frozen=True)
+class NonflatTeacherFit:
+    "The over-parameterised (r = d) student of one harder teacher (a non-flat kernel spectrum) on one seed."
+    student: KernelRanks    # the ranks of the learned kernel K̂
+    teacher: KernelRanks    # the ranks of the teacher's kernel K* (not r*: its spectrum is not flat)
+    r_star: int             # the teacher's kernel rank (the length of its spectrum)
+    excess: float           # the student's clean excess risk, in noise floors
+
+@dataclass(frozen=True)
+class StudentsOfSeed:
+    "What the students part measured on one seed: `measure_students` returns {seed: StudentsOfSeed}."
+    excess: dict            # (kind, r*, r) -> clean excess risk / noise floor of the rank-r student of the flat teacher (kind, r*)
+    flat: dict              # (kind, r*) -> FlatTeacherFit: the r = d student of each flat teacher
+    nonflat: dict           # (kind, j) -> NonflatTeacherFit: the r = d student of the teacher with spectrum `nonflat_spectra[j]`
+    converged: tuple        # per student, in training order: True if it stopped on the convergence rule
+    steps: tuple            # per student, in training order: the optimiser steps it took
+
+@dataclass(frozen=True)
+class EstimatorPoint:
+    "One over-parameterised student of the estimator sweep: its setting (kind, kernel scale, noise, sample size), seed and measurements."
+    kind: str               # 'linear' or 'softmax'
+    c: float                # kernel scale (softmax: inverse temperature)
+    sigma: float            # noise std
+    n: int                  # training samples
+    sigma_over_sqrt_n: float
+    seed: int
+    shannon: float          # the ranks of the learned kernel K̂
+    energy: float
+    stable: float
+    overlap: float          # overlap of the top-r* singular subspaces of K̂ and K*
+    excess_over_floor: float    # clean excess risk / noise floor
+
+@dataclass(frozen=True)
+class EstimatorsOfSeed:
+    "What the estimator part measured on one seed: {seed: EstimatorsOfSeed}."
+    points: tuple           # EstimatorPoint per setting, in sweep order (n, then kind and scale, then noise)
+
 # %% ../nbs/33_table3.ipynb #c8a496e6
+NONFLAT_SEED_OFFSET = 300_000      # the j-th non-flat teacher of seed x draws its task and its students from seed 300_000 + 1000·j + x
+
+@dataclass(frozen=True)
+class Teacher:
+    "One teacher of the students part: a flat kernel of rank `r_star`, or (`nonflat` = j) the spectrum `nonflat_spectra[j]`, r* its length."
+    kind: str
+    r_star: int
+    seed: int
+    nonflat: int | None = None      # index into `Table3Settings.nonflat_spectra`; None: a flat teacher
+
+    @property
+    def draw_seed(self) -> int:
+        "The seed of the teacher's task and of its students' initialisation (non-flat teachers: apart from the flat ones)."
+        return self.seed if self.nonflat is None else NONFLAT_SEED_OFFSET + 1000 * self.nonflat + self.seed
+
+    def task(self, s: Table3Settings, device="cpu"):
+        "The teacher's n + n_test samples."
+        spectrum = None if self.nonflat is None else s.nonflat_spectra[self.nonflat]
+        return attention_task(s.n + s.n_test, s.T, s.d, self.r_star, self.kind, s.noise_std, seed=self.draw_seed, device=device, spectrum=spectrum)
+
+@dataclass(frozen=True)
+class TrainedStudent:
+    "One trained student, before it is measured against its teacher."
+    excess: float           # clean excess risk / noise floor
+    K: torch.Tensor         # the learned kernel (d, d), on the CPU
+    converged: bool         # stopped on the convergence rule
+    steps: int              # optimiser steps taken
+
+def _training_batches(s: Table3Settings, seeds) -> tuple:
+    "The students as (teacher, rank) pairs in two batches: rank-limited (r < d), then over-parameterised (r = d: flat teachers, then non-flat)."
+    flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
+    nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
+    return [st for st in flat if st[1] < s.d], [st for st in flat if st[1] == s.d] + nonflat
+
+def _train(s: Table3Settings, batch: list, tasks: dict, progress=None) -> dict:
+    "Train a batch of (teacher, rank) students in one `fit_students` call -> {(teacher, rank): TrainedStudent}."
+    fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], s.n, [t.draw_seed for t, _ in batch],
+                       s.init_scale, s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype), progress=progress, desc="table3 students")
+    return {student: TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
+            for i, student in enumerate(batch)}
+
+# %% ../nbs/33_table3.ipynb #4f8a2b1a
+def _flat_fit(s: Table3Settings, teacher: Teacher, task, K: torch.Tensor) -> FlatTeacherFit:
+    "The r = d student's kernel `K` against its flat teacher's, with Proposition 1's bound for a linear teacher."
+    K_star, prof = task.K.cpu(), rank_profile(K.numpy(), spectrum=True)          # one SVD: the ranks and the spectrum
+    bound = linear_deficiency_bound(task.Y_clean[s.n:].cpu(), teacher.r_star - 1) / _noise_floor(s) if teacher.kind == "linear" else None
+    return FlatTeacherFit(KernelRanks.of(prof), overlap=float(subspace_overlap(K, K_star, teacher.r_star)), norm_ratio=float(K.norm() / K_star.norm()),
+                          spectrum=tuple((prof["s"] / prof["s"][:1]).tolist()), bound=bound)
+
+def _nonflat_fit(task, student: TrainedStudent) -> NonflatTeacherFit:
+    "The r = d student of a harder teacher: its kernel's ranks and the teacher's own."
+    return NonflatTeacherFit(student=KernelRanks.of(kernel_ranks(student.K)), teacher=KernelRanks.of(kernel_ranks(task.K.cpu())),
+                             r_star=int(task.r_star), excess=student.excess)
+
+def _students_of_seed(s: Table3Settings, seed: int, trained: dict, tasks: dict) -> StudentsOfSeed:
+    "Seed `seed`'s students (`trained` in training order) measured against their teachers."
+    mine = [(teacher, r, student) for (teacher, r), student in trained.items() if teacher.seed == seed]
+    flat = [(teacher, r, student) for teacher, r, student in mine if teacher.nonflat is None]
+    return StudentsOfSeed(excess={(teacher.kind, teacher.r_star, r): student.excess for teacher, r, student in flat},
+                          flat={(teacher.kind, teacher.r_star): _flat_fit(s, teacher, tasks[teacher], student.K) for teacher, r, student in flat if r == s.d},
+                          nonflat={(teacher.kind, teacher.nonflat): _nonflat_fit(tasks[teacher], student) for teacher, _, student in mine if teacher.nonflat is not None},
+                          converged=tuple(student.converged for *_, student in mine), steps=tuple(student.steps for *_, student in mine))
+
 def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> dict:
-    "Train rank-r students of every (kind, r*, seed) teacher in two batches (rank-limited, then over-parameterised) -> {seed: plain data}."
-    d, floor = s.d, s.noise_std**2 * s.T * s.d
-    specs = [(kind, rs, x, r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, d, rs in s.full_sweep)]
-    tasks = {(kind, rs, x): attention_task(s.n + s.n_test, s.T, d, rs, kind, s.noise_std, seed=x, device=device) for kind, rs, x, _ in specs}
-    # harder teachers (non-flat kernel spectra): over-parameterised students only; task and init seeds apart from the flat ones
-    nonflat = {f"nonflat{j}": (sp, 300_000 + 1000 * j) for j, sp in enumerate(s.nonflat_spectra)}   # name -> (spectrum, seed offset)
-    hard = [(kind, name, x, d) for kind in s.kinds for name in nonflat for x in seeds]
-    tasks.update({(kind, name, x): attention_task(s.n + s.n_test, s.T, d, len(nonflat[name][0]), kind, s.noise_std, seed=nonflat[name][1] + x,
-                                                  device=device, spectrum=nonflat[name][0]) for kind, name, x, _ in hard})
-    init_seed = lambda sp: sp[2] if sp[1] not in nonflat else nonflat[sp[1]][1] + sp[2]
-    ex, K_hat, done = {}, {}, {x: [] for x in seeds}
-    for group in ([sp for sp in specs if sp[3] < d], [sp for sp in specs if sp[3] == d] + hard):   # rank-limited, then over-parameterised
-        if not group: continue
-        fit = fit_students([tasks[sp[:3]] for sp in group], [sp[3] for sp in group], s.n, [init_seed(sp) for sp in group],
-                           s.init_scale, s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype), progress=progress, desc="table3 students")
-        ex.update({sp: float(fit["excess"][i]) / floor for i, sp in enumerate(group)})          # clean excess / floor
-        K_hat.update({sp: fit["K"][i].cpu() for i, sp in enumerate(group)})
-        for i, sp in enumerate(group): done[sp[2]].append((bool(fit["converged"][i]), int(fit["steps"][i])))
-    units = {}
-    for x in seeds:
-        over = {}
-        for kind in s.kinds:
-            for rs in [*s.r_stars, *nonflat]:
-                K, K_star = K_hat[(kind, rs, x, d)], tasks[(kind, rs, x)].K.cpu()
-                if rs in nonflat:                                              # a harder teacher: its ranks and the student's
-                    over[f"{kind}/{rs}"] = dict(kernel_ranks(K), target=kernel_ranks(K_star), r_star=int(tasks[(kind, rs, x)].r_star))
-                    continue
-                prof = rank_profile(K.numpy(), spectrum=True)                  # one SVD: the ranks and the spectrum
-                over[f"{kind}/{rs}"] = dict({m: prof[m] for m in ("shannon", "energy", "stable")}, overlap=float(subspace_overlap(K, K_star, rs)),
-                                            norm_ratio=float(K.norm() / K_star.norm()), spectrum=(prof["s"] / prof["s"][:1]).tolist(),
-                                            bound=linear_deficiency_bound(tasks[(kind, rs, x)].Y_clean[s.n:].cpu(), rs - 1) / floor if kind == "linear" else None)
-        units[x] = dict(excess={f"{k}/{rs}/{r}": v for (k, rs, xx, r), v in ex.items() if xx == x}, over=over,
-                        converged=[c for c, _ in done[x]], steps=[t for _, t in done[x]])
-    return units
+    "Train rank-r students of every (kind, r*, seed) teacher in two batches (rank-limited, then over-parameterised) -> {seed: StudentsOfSeed}."
+    batches = _training_batches(s, seeds)
+    tasks = {teacher: teacher.task(s, device) for teacher in dict.fromkeys(teacher for batch in batches for teacher, _ in batch)}
+    trained = {}
+    for batch in batches:
+        if batch: trained.update(_train(s, batch, tasks, progress))
+    return {x: _students_of_seed(s, x, trained, tasks) for x in seeds}
 
 # %% ../nbs/33_table3.ipynb #b844f840
 def estimator_sweep(seeds=(0,), device="cpu", progress=None, r_star: int = 3, n_values=(64, 256), noise_values=(0.05, 0.5),
                     scales=ESTIMATOR_SCALES, n_test: int = 256, T: int = 16, d: int = 12, init_scale: float = 0.01,
                     lr: float = 0.02, steps: int = 1000, rtol: float = 1e-5, dtype=torch.float32) -> list:
-    "Kernel ranks of over-parameterised students across kind × kernel scale × noise × n × seed; one row per setting and seed."
-    rows = []
+    "Kernel ranks of over-parameterised students across kind × kernel scale × noise × n × seed; one `EstimatorPoint` per setting and seed."
+    points = []
     for n in n_values:
         specs = [(kind, c, sigma, x) for kind, c in scales for sigma in noise_values for x in seeds]
         tasks = [attention_task(n + n_test, T, d, r_star, kind, sigma, kernel_scale=c, seed=x, device=device) for kind, c, sigma, x in specs]
@@ -124,17 +226,27 @@ def estimator_sweep(seeds=(0,), device="cpu", progress=None, r_star: int = 3, n_
         ranks = kernel_ranks(fit["K"])
         overlap = subspace_overlap(fit["K"], torch.stack([t.K for t in tasks]), r_star)
         for i, (kind, c, sigma, x) in enumerate(specs):
-            rows.append(dict(kind=kind, c=c, sigma=sigma, n=n, sigma_over_sqrt_n=sigma / math.sqrt(n), seed=x,
-                             shannon=float(ranks["shannon"][i]), energy=float(ranks["energy"][i]), stable=float(ranks["stable"][i]),
-                             overlap=float(overlap[i]), excess_over_floor=float(fit["excess"][i] / tasks[i].noise_floor)))
-    return rows
+            points.append(EstimatorPoint(kind=kind, c=c, sigma=sigma, n=n, sigma_over_sqrt_n=sigma / math.sqrt(n), seed=x,
+                                         shannon=float(ranks["shannon"][i]), energy=float(ranks["energy"][i]), stable=float(ranks["stable"][i]),
+                                         overlap=float(overlap[i]), excess_over_floor=float(fit["excess"][i] / tasks[i].noise_floor)))
+    return points
+
+def measure_estimators(s: Table3Settings, seeds, device="cpu", progress=None) -> dict:
+    "The estimator sweep of `s` on `seeds` (r* = 3, or the largest r* when 3 is not among them) -> {seed: EstimatorsOfSeed}."
+    points = estimator_sweep(seeds, device, progress, 3 if 3 in s.r_stars else s.r_stars[-1], s.estimator_n, s.estimator_noise,
+                             s.estimator_scales, s.n_test, s.T, s.d, s.init_scale, s.lr, s.steps, s.rtol, getattr(torch, s.dtype))
+    return {x: EstimatorsOfSeed(tuple(p for p in points if p.seed == x)) for x in seeds}
 
 def mean_over_seeds(rows: list, keys=("kind", "c", "sigma", "n", "sigma_over_sqrt_n")) -> list:
-    "Rows averaged over their `seed`, grouped by `keys` (first-seen order)."
+    "Rows (dicts, or dataclasses such as `EstimatorPoint`) averaged over their `seed`, grouped by `keys` (first-seen order) -> plain dicts."
     groups = {}
-    for r in rows: groups.setdefault(tuple(r[k] for k in keys), []).append(r)
-    return [{**dict(zip(keys, g)), **{m: float(np.mean([r[m] for r in rs])) for m in rs[0] if m not in keys and m != "seed"}}
-            for g, rs in groups.items()]
+    for row in map(_as_dict, rows): groups.setdefault(tuple(row[k] for k in keys), []).append(row)
+    return [{**dict(zip(keys, group)), **{m: float(np.mean([row[m] for row in members])) for m in members[0] if m not in keys and m != "seed"}}
+            for group, members in groups.items()]
+
+def _as_dict(row) -> dict:
+    "A row as a dict (a dataclass by its fields, in their order)."
+    return asdict(row) if is_dataclass(row) else row
 
 # %% ../nbs/33_table3.ipynb #e469b1e1
 def deficiency_figure(per_r: dict, rate: dict, d: int):
@@ -191,72 +303,149 @@ def estimator_figure(rows: list):
     return fig
 
 # %% ../nbs/33_table3.ipynb #441dcba8
-def summarise_table3(s: Table3Settings, units: dict) -> ExperimentResult:
-    "Table 3's rows, the `t3.*` claims and the figures from `units` {'students': {seed: data}, 'estimators': {seed: rows}}."
-    st = units["students"]; seeds, d = list(st), s.d
-    ex = lambda kind, rs, x, r: st[x]["excess"][f"{kind}/{rs}/{r}"]
-    ov = lambda kind, rs, x: st[x]["over"][f"{kind}/{rs}"]
-    rate = {(kind, rs): kernel_dof(d, d, rs, kind) / (s.n * s.T * d) for kind in s.kinds for rs in s.r_stars}   # σ²dof/n / floor
-    rows, claims, recovery, sweep, per_r, spectra = [], [], {}, {}, {}, {}
+def _rate(s: Table3Settings, kind: str, r_star: int) -> float:
+    "The parametric rate σ²·dof/n of a rank-r* head, in noise floors (Proposition 2)."
+    return kernel_dof(s.d, s.d, r_star, kind) / (s.n * s.T * s.d)
+
+def _excess(students: list, kind: str, r_star: int, r: int) -> list:
+    "Per seed: the excess / floor of the rank-`r` student of the flat teacher (kind, r*)."
+    return [seed_data.excess[(kind, r_star, r)] for seed_data in students]
+
+def _fits(students: list, kind: str, r_star: int) -> list:
+    "Per seed: the `FlatTeacherFit` of the r = d student of the flat teacher (kind, r*)."
+    return [seed_data.flat[(kind, r_star)] for seed_data in students]
+
+def _rank_error(s: Table3Settings, students: list, kind: str, measure: str) -> list:
+    "Per seed: the mean over r* of |rank(K̂) - r*| of the r = d students, for the rank `measure` ('energy', 'shannon' or 'stable')."
+    return [np.mean([abs(getattr(seed_data.flat[(kind, rs)].ranks, measure) - rs) for rs in s.r_stars]) for seed_data in students]
+
+def _table_row(s: Table3Settings, students: list, kind: str, r_star: int) -> dict:
+    "The row of Table 3 for the flat teachers (kind, r*): excess at r* - 1, r* and d (seed spread), the rate, the bound, the r = d kernel."
+    fits = _fits(students, kind, r_star)
+    ranks = [fit.ranks for fit in fits]
+    return {"kind": kind, "r*": r_star,
+            "excess r*-1 / floor": _spread(_excess(students, kind, r_star, r_star - 1)),
+            "Prop. 1 bound / floor": "—" if kind != "linear" else f"{np.mean([fit.bound for fit in fits]):.3g}",
+            "excess r* / floor": _spread(_excess(students, kind, r_star, r_star)),
+            "σ²dof/n / floor": f"{_rate(s, kind, r_star):.3g}",
+            "excess d / floor": _spread(_excess(students, kind, r_star, s.d)),
+            "energy R̃_eff(K̂)": _spread([rk.energy for rk in ranks]), "Shannon R_eff(K̂)": _spread([rk.shannon for rk in ranks]),
+            "stable rank(K̂)": _spread([rk.stable for rk in ranks]),
+            "overlap": f"{np.mean([fit.overlap for fit in fits]):.4f}", "‖K̂‖/‖K*‖": _spread([fit.norm_ratio for fit in fits])}
+
+def table3_rows(s: Table3Settings, students: list) -> list:
+    "Table 3: one row per (kind, r*), from `students` (one `StudentsOfSeed` per seed)."
+    return [_table_row(s, students, kind, rs) for kind in s.kinds for rs in s.r_stars]
+
+# %% ../nbs/33_table3.ipynb #30d79185
+def _deficiency_claim(s: Table3Settings, students: list, kind: str):
+    "`t3.<kind>.deficiency`: per seed, the smallest excess of a head below r* (all r*) is at least one floor; control (softmax): heads of rank r*."
+    below = [min(seed_data.excess[(kind, rs, r)] for rs in s.r_stars for r in _student_ranks(rs, s.d, rs in s.full_sweep) if r < rs) for seed_data in students]
+    at_r_star = [min(seed_data.excess[(kind, rs, rs)] for rs in s.r_stars) for seed_data in students]
+    linear = kind == "linear"
+    return claim_over_seeds(f"t3.{kind}.deficiency", "§6", f"{kind} attention: a head of kernel rank r < r* has clean excess risk of at least one noise floor"
+                            + (" (implied by Proposition 1's bound)" if linear else ""), below, 1.0, ">=", paper="deficiency restored",
+                            **(dict(kind="consistency") if linear else dict(control=("the same minimum for heads of rank r* itself", at_r_star))))
+
+def _achievability_claim(s: Table3Settings, students: list, kind: str):
+    "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: heads one rank short."
+    at_r_star = [max(seed_data.excess[(kind, rs, rs)] for rs in s.r_stars) for seed_data in students]
+    short = [max(seed_data.excess[(kind, rs, rs - 1)] for rs in s.r_stars) for seed_data in students]
+    return claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
+                            at_r_star, 2 * max(_rate(s, kind, rs) for rs in s.r_stars), "<=", paper="achievability restored",
+                            control=("the same maximum for heads one rank short (r* - 1)", short))
+
+def _recovery_claim(s: Table3Settings, students: list, kind: str):
+    "`t3.<kind>.recovery`: the r = d student's energy rank errs from r* by at most 0.5; control: the teacher of rank r* + 1, against r*."
+    above = [rs for rs in s.r_stars if rs + 1 in s.r_stars]
+    off_by_one = ([np.mean([abs(seed_data.flat[(kind, rs + 1)].ranks.energy - rs) for rs in above]) for seed_data in students] if above
+                  else [1.0] * len(students))
+    return claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank rounds to r*",
+                            _rank_error(s, students, kind, "energy"), 0.5, "<=", paper="recovery restored",
+                            control=("the same error for the students of the teacher of rank r* + 1, against r*", off_by_one))
+
+def _energy_robust_claim(s: Table3Settings, students: list):
+    "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."
+    ratio = np.array(_rank_error(s, students, "softmax", "energy")) / np.array(_rank_error(s, students, "softmax", "shannon"))
+    return claim_over_seeds("t3.energy_robust", "§6", "softmax attention: the energy effective rank of the learned kernel errs less than the Shannon one "
+                            "(guaranteed by §3's chain R̃_eff <= R_eff whenever R̃_eff >= r*)", ratio, 1.0, "<=",
+                            paper="energy rank is the robust estimator", kind="consistency")
+
+def _nonflat_claim(s: Table3Settings, students: list):
+    "`t3.recovery_nonflat`: the r = d student's energy rank meets the non-flat teacher's own within 0.1; control: against r*."
+    fits = [[seed_data.nonflat[(kind, j)] for kind in s.kinds for j in range(len(s.nonflat_spectra))] for seed_data in students]   # per seed, per teacher
+    to_own = [np.mean([abs(fit.student.energy - fit.teacher.energy) for fit in per_seed]) for per_seed in fits]
+    to_r_star = [np.mean([abs(fit.student.energy - fit.r_star) for fit in per_seed]) for per_seed in fits]
+    return claim_over_seeds("t3.recovery_nonflat", "§6", "non-flat teacher kernels: the student's kernel energy effective rank equals the teacher's own "
+                            "(not r*) within 0.1", to_own, 0.1, "<=", paper="recovery restored",
+                            control=("the same error measured against r* instead of the teacher's own energy rank", to_r_star))
+
+def table3_claims(s: Table3Settings, students: list) -> list:
+    "The `t3.*` claims: per kind deficiency, achievability and recovery (softmax: then energy robustness), and recovery on non-flat teachers."
+    claims = []
     for kind in s.kinds:
-        per_r[kind], spectra[kind] = {}, {}
+        claims += [_deficiency_claim(s, students, kind), _achievability_claim(s, students, kind), _recovery_claim(s, students, kind)]
+        if kind == "softmax": claims.append(_energy_robust_claim(s, students))
+    return claims + [_nonflat_claim(s, students)]
+
+# %% ../nbs/33_table3.ipynb #26b1c16c
+def _excess_vs_r(s: Table3Settings, students: list) -> dict:
+    "{kind: {str(r*): {'r': the student ranks, 'excess_over_floor': [per rank: per seed]}}}: the data of the deficiency figure."
+    curves = {}
+    for kind in s.kinds:
+        curves[kind] = {}
         for rs in s.r_stars:
-            o = [ov(kind, rs, x) for x in seeds]
-            rows.append({"kind": kind, "r*": rs,
-                         "excess r*-1 / floor": _spread([ex(kind, rs, x, rs - 1) for x in seeds]),
-                         "Prop. 1 bound / floor": "—" if kind != "linear" else f"{np.mean([p['bound'] for p in o]):.3g}",
-                         "excess r* / floor": _spread([ex(kind, rs, x, rs) for x in seeds]),
-                         "σ²dof/n / floor": f"{rate[(kind, rs)]:.3g}",
-                         "excess d / floor": _spread([ex(kind, rs, x, d) for x in seeds]),
-                         "energy R̃_eff(K̂)": _spread([p["energy"] for p in o]), "Shannon R_eff(K̂)": _spread([p["shannon"] for p in o]),
-                         "stable rank(K̂)": _spread([p["stable"] for p in o]),
-                         "overlap": f"{np.mean([p['overlap'] for p in o]):.4f}", "‖K̂‖/‖K*‖": _spread([p["norm_ratio"] for p in o])})
-            ranks = _student_ranks(rs, d, rs in s.full_sweep)
-            per_r[kind][str(rs)] = dict(r=ranks, excess_over_floor=[[ex(kind, rs, x, r) for x in seeds] for r in ranks])
-            spectra[kind][str(rs)] = [p["spectrum"] for p in o]
-        rs_rep = s.full_sweep[0] if s.full_sweep and s.full_sweep[0] in s.r_stars else s.r_stars[-1]
-        rep = per_r[kind][str(rs_rep)]
-        sweep[kind] = dict(r=[r for r in rep["r"] if r < d], r_star=int(rs_rep),
-                           excess_over_floor=[float(np.mean(v)) for r, v in zip(rep["r"], rep["excess_over_floor"]) if r < d])
-        deficiency = [min(ex(kind, rs, x, r) for rs in s.r_stars for r in _student_ranks(rs, d, rs in s.full_sweep) if r < rs) for x in seeds]
-        achieve = [max(ex(kind, rs, x, rs) for rs in s.r_stars) for x in seeds]
-        err = {m: [np.mean([abs(float(ov(kind, rs, x)[m]) - rs) for rs in s.r_stars]) for x in seeds] for m in ("energy", "shannon")}
-        recovery[kind] = float(np.mean(err["energy"]))
-        at_rstar = [min(ex(kind, rs, x, rs) for rs in s.r_stars) for x in seeds]                 # controls: the same measurements
-        short = [max(ex(kind, rs, x, rs - 1) for rs in s.r_stars) for x in seeds]                #   where the claims must fail
-        above = [rs for rs in s.r_stars if rs + 1 in s.r_stars]
-        off_by_one = [np.mean([abs(float(ov(kind, rs + 1, x)["energy"]) - rs) for rs in above]) for x in seeds] if above else [1.0] * len(seeds)
-        claims += [
-            claim_over_seeds(f"t3.{kind}.deficiency", "§6", f"{kind} attention: a head of kernel rank r < r* has clean excess risk of at least one noise floor"
-                             + (" (implied by Proposition 1's bound)" if kind == "linear" else ""), deficiency, 1.0, ">=", paper="deficiency restored",
-                             **(dict(kind="consistency") if kind == "linear" else dict(control=("the same minimum for heads of rank r* itself", at_rstar)))),
-            claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
-                             achieve, 2 * max(rate[(kind, rs)] for rs in s.r_stars), "<=", paper="achievability restored",
-                             control=("the same maximum for heads one rank short (r* - 1)", short)),
-            claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank rounds to r*",
-                             err["energy"], 0.5, "<=", paper="recovery restored",
-                             control=("the same error for the students of the teacher of rank r* + 1, against r*", off_by_one))]
-        if kind == "softmax":
-            claims.append(claim_over_seeds("t3.energy_robust", "§6", "softmax attention: the energy effective rank of the learned kernel errs less than the Shannon one "
-                                           "(guaranteed by §3's chain R̃_eff <= R_eff whenever R̃_eff >= r*)",
-                                           np.array(err["energy"]) / np.array(err["shannon"]), 1.0, "<=", paper="energy rank is the robust estimator",
-                                           kind="consistency"))
-    hard = [(kind, f"nonflat{j}") for kind in s.kinds for j in range(len(s.nonflat_spectra))]
-    hv = lambda key: [np.mean([abs(float(ov(k, h, x)["energy"]) - key(ov(k, h, x))) for k, h in hard]) for x in seeds]
-    claims.append(claim_over_seeds("t3.recovery_nonflat", "§6", "non-flat teacher kernels: the student's kernel energy effective rank equals the teacher's own "
-                                   "(not r*) within 0.1", hv(lambda o: float(o["target"]["energy"])), 0.1, "<=", paper="recovery restored",
-                                   control=("the same error measured against r* instead of the teacher's own energy rank", hv(lambda o: o["r_star"]))))
-    nonflat_rows = [{"kind": k, "teacher spectrum": " ".join(f"{v:g}" for v in s.nonflat_spectra[int(h[7:])]), "r*": ov(k, h, seeds[0])["r_star"],
-                     "R̃_eff(K*)": float(np.mean([ov(k, h, x)["target"]["energy"] for x in seeds])),
-                     "R̃_eff(K̂)": _spread([ov(k, h, x)["energy"] for x in seeds]), "R_eff(K*)": float(np.mean([ov(k, h, x)["target"]["shannon"] for x in seeds])),
-                     "R_eff(K̂)": _spread([ov(k, h, x)["shannon"] for x in seeds])} for k, h in hard]
-    estimators = mean_over_seeds([r for rows_ in units.get("estimators", {}).values() for r in rows_])
-    done = [c for x in seeds for c in st[x]["converged"]]
-    extra = dict(sweep=sweep, recovery=recovery, nonflat=nonflat_rows, noise_floor=s.noise_std**2 * s.T * d, n=s.n, excess_vs_r=per_r, spectra=spectra,
-                 estimators=estimators, converged=float(np.mean(done)), max_steps_taken=max(t for x in seeds for t in st[x]["steps"]), students=len(done))
-    figures = dict(table3_deficiency=deficiency_figure(per_r, rate, d), table3_spectra=spectra_figure(spectra))
+            ranks = _student_ranks(rs, s.d, rs in s.full_sweep)
+            curves[kind][str(rs)] = dict(r=ranks, excess_over_floor=[_excess(students, kind, rs, r) for r in ranks])
+    return curves
+
+def _spectra(s: Table3Settings, students: list) -> dict:
+    "{kind: {str(r*): [per seed: σ_i(K̂) / σ_1(K̂), i = 1..d]}}: the r = d students' spectra."
+    return {kind: {str(rs): [list(fit.spectrum) for fit in _fits(students, kind, rs)] for rs in s.r_stars} for kind in s.kinds}
+
+def _rank_sweep(s: Table3Settings, excess_vs_r: dict) -> dict:
+    "{kind: mean excess against r < d for one representative r* (the first of `full_sweep`)}: what Figure 1 reads."
+    rs_rep = s.full_sweep[0] if s.full_sweep and s.full_sweep[0] in s.r_stars else s.r_stars[-1]
+    sweep = {}
+    for kind, curves in excess_vs_r.items():
+        rep = curves[str(rs_rep)]
+        sweep[kind] = dict(r=[r for r in rep["r"] if r < s.d], r_star=int(rs_rep),
+                           excess_over_floor=[float(np.mean(v)) for r, v in zip(rep["r"], rep["excess_over_floor"]) if r < s.d])
+    return sweep
+
+def _nonflat_rows(s: Table3Settings, students: list) -> list:
+    "One row per harder teacher (kind, spectrum): the energy and Shannon effective ranks of K* (mean over seeds) and of K̂ (seed spread)."
+    rows = []
+    for kind in s.kinds:
+        for j, spectrum in enumerate(s.nonflat_spectra):
+            fits = [seed_data.nonflat[(kind, j)] for seed_data in students]
+            rows.append({"kind": kind, "teacher spectrum": " ".join(f"{v:g}" for v in spectrum), "r*": fits[0].r_star,
+                         "R̃_eff(K*)": float(np.mean([fit.teacher.energy for fit in fits])), "R̃_eff(K̂)": _spread([fit.student.energy for fit in fits]),
+                         "R_eff(K*)": float(np.mean([fit.teacher.shannon for fit in fits])), "R_eff(K̂)": _spread([fit.student.shannon for fit in fits])})
+    return rows
+
+def table3_figures(s: Table3Settings, excess_vs_r: dict, spectra: dict, estimators: list) -> dict:
+    "The deficiency and spectra figures, and the estimator figure when the sweep ran."
+    rate = {(kind, rs): _rate(s, kind, rs) for kind in s.kinds for rs in s.r_stars}
+    figures = dict(table3_deficiency=deficiency_figure(excess_vs_r, rate, s.d), table3_spectra=spectra_figure(spectra))
     if estimators: figures["table3_estimators"] = estimator_figure(estimators)
-    return ExperimentResult("table3", rows, claims, figures, extra)
+    return figures
+
+def table3_extra(s: Table3Settings, students: list, estimators: list, excess_vs_r: dict, spectra: dict) -> dict:
+    "The plain data beside the table: Figure 1's rank sweep, recovery errors, non-flat teachers, the figures' data, the estimator sweep, training."
+    converged = [flag for seed_data in students for flag in seed_data.converged]
+    return dict(sweep=_rank_sweep(s, excess_vs_r), recovery={kind: float(np.mean(_rank_error(s, students, kind, "energy"))) for kind in s.kinds},
+                nonflat=_nonflat_rows(s, students), noise_floor=_noise_floor(s), n=s.n, excess_vs_r=excess_vs_r, spectra=spectra,
+                estimators=estimators, converged=float(np.mean(converged)), max_steps_taken=max(t for seed_data in students for t in seed_data.steps),
+                students=len(converged))
+
+def summarise_table3(s: Table3Settings, units: dict) -> ExperimentResult:
+    "Table 3's rows, the `t3.*` claims, the figures and the extras from `units` {'students': {seed: StudentsOfSeed}, 'estimators': {seed: EstimatorsOfSeed}}."
+    students = list(units["students"].values())                                  # one StudentsOfSeed per seed, in the caller's order
+    estimators = mean_over_seeds([point for sweep in units.get("estimators", {}).values() for point in sweep.points])
+    excess_vs_r, spectra = _excess_vs_r(s, students), _spectra(s, students)
+    return ExperimentResult("table3", table3_rows(s, students), table3_claims(s, students),
+                            table3_figures(s, excess_vs_r, spectra, estimators), table3_extra(s, students, estimators, excess_vs_r, spectra))
 
 # %% ../nbs/33_table3.ipynb #d3053ea6
 class Table3(Experiment):
@@ -269,9 +458,7 @@ class Table3(Experiment):
 
     def measure(self, s, part, seeds, device="cpu", progress=None):
         if part == "students": return measure_students(s, seeds, device, progress)
-        rows = estimator_sweep(seeds, device, progress, 3 if 3 in s.r_stars else s.r_stars[-1], s.estimator_n, s.estimator_noise,
-                               s.estimator_scales, s.n_test, s.T, s.d, s.init_scale, s.lr, s.steps, s.rtol, getattr(torch, s.dtype))
-        return {x: [r for r in rows if r["seed"] == x] for x in seeds}
+        return measure_estimators(s, seeds, device, progress)
 
     def summarise(self, s, units): return summarise_table3(s, units)
 

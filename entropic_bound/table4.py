@@ -14,7 +14,7 @@ from .report import ExperimentResult, claim_over_seeds
 from .predict import predict_qk_rank, min_qk_samples
 
 # %% auto #0
-__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'measure_table4', 'summarise_table4']
+__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'RankCurve', 'Table4Seed', 'measure_table4', 'summarise_table4']
 
 # %% ../nbs/34_table4.ipynb #2056d5df
 @dataclass(frozen=True)
@@ -39,24 +39,95 @@ TABLE4_PRESETS = {"quick": dict(), "paper": dict(ns_known=(1, 2, 5, 10, 20, 50),
                   "smoke": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,))}   # smoke: seconds, for tests
 
 # %% ../nbs/34_table4.ipynb #cdf3ddb7
+@dataclass(frozen=True)
+class RankCurve:
+    "Data-only kernel ranks of one teacher task (one σ, r*, seed) against n: the rank on its first n samples."
+    r_star: int       # the teacher's true rank
+    known: dict       # {n: rank} with the value map V known, n in `ns_known`
+    unknown: dict     # {n: rank} of the lifted regression (V unknown), n in `ns_unknown` (the control: the largest only)
+
+    def ranks(self, value_map: str) -> dict:
+        "{n: rank} with the value map 'known' or 'unknown'."
+        return {"known": self.known, "unknown": self.unknown}[value_map]
+
+    def exact(self, value_map: str, n: int) -> bool:
+        "Whether the rank at `n` equals r*."
+        return self.ranks(value_map)[n] == self.r_star
+
+    def error(self, value_map: str, n: int) -> int:
+        "rank - r* at `n`."
+        return self.ranks(value_map)[n] - self.r_star
+
+@dataclass(frozen=True)
+class Table4Seed:
+    "Everything Table 4 measures for one seed."
+    linear: dict      # {(σ, r*): RankCurve}: linear-QK teachers, every σ in `noise_stds` and r* in `r_stars`
+    control: dict     # {(σ, r*): RankCurve}: softmax-attention teachers (the negative control), at σ = noise_stds[0] only
+
+    def curve(self, teachers: str, sigma: float, r_star: int) -> RankCurve:
+        "The curve of the 'linear' or the 'control' teacher of (σ, r*)."
+        return {"linear": self.linear, "control": self.control}[teachers][(sigma, r_star)]
+
+def _teacher(s: Table4Settings, kind: str, sigma: float, r_star: int, seed: int):
+    "The `kind` ('linear' or 'softmax') teacher task of (σ, r*, seed), drawn once at the largest n of both sweeps."
+    n = max(max(s.ns_known), max(s.ns_unknown))
+    return attention_task(n, T=s.T, d=s.d, r_star=r_star, kind=kind, noise_std=sigma, seed=seed)
+
+def _rank_curve(task, r_star: int, ns_known, ns_unknown) -> RankCurve:
+    "Data-only ranks of `task` on its first n samples: V known at every n of `ns_known`, V unknown at every n of `ns_unknown`."
+    X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
+    return RankCurve(r_star, known={n: predict_qk_rank(X[:n], Y[:n], V) for n in ns_known},
+                     unknown={n: predict_qk_rank(X[:n], Y[:n]) for n in ns_unknown})
+
 def measure_table4(s: Table4Settings, seeds, device="cpu", progress=None) -> dict:
-    "Data-only rank of every (σ, r*, seed) task at every n, V known and unknown -> {seed: {'V/σ/n/r*': rank}} (no training: `device` unused)."
+    "Data-only rank of every (σ, r*, seed) task at every n, V known and unknown, and of the softmax control at the paper's σ -> {seed: Table4Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
-    out = {x: {} for x in seeds}
+    linear, control = {x: {} for x in seeds}, {x: {} for x in seeds}
     jobs = [(sigma, r, x) for sigma in s.noise_stds for r in s.r_stars for x in seeds]
     for sigma, r, x in tqdm(jobs, desc="table4", disable=None if progress is None else not progress, leave=False):
-        task = attention_task(max(max(s.ns_known), max(s.ns_unknown)), T=s.T, d=s.d, r_star=r, kind="linear", noise_std=sigma, seed=x)
-        X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
-        for n in s.ns_known: out[x][f"known/{sigma!r}/{n}/{r}"] = predict_qk_rank(X[:n], Y[:n], V)
-        for n in s.ns_unknown: out[x][f"unknown/{sigma!r}/{n}/{r}"] = predict_qk_rank(X[:n], Y[:n])
+        linear[x][(sigma, r)] = _rank_curve(_teacher(s, "linear", sigma, r, x), r, s.ns_known, s.ns_unknown)
         if sigma == s.noise_stds[0]:                           # negative control: softmax-attention data, where the linear-QK model is false
-            ctl = attention_task(max(max(s.ns_known), max(s.ns_unknown)), T=s.T, d=s.d, r_star=r, kind="softmax", noise_std=sigma, seed=x)
-            X, Y, V = ctl.X.numpy(), ctl.Y.numpy(), ctl.V.numpy()
-            for n in s.ns_known: out[x][f"control-known/{sigma!r}/{n}/{r}"] = predict_qk_rank(X[:n], Y[:n], V)
-            n = max(s.ns_unknown); out[x][f"control-unknown/{sigma!r}/{n}/{r}"] = predict_qk_rank(X[:n], Y[:n])
-    return out
+            control[x][(sigma, r)] = _rank_curve(_teacher(s, "softmax", sigma, r, x), r, s.ns_known, (max(s.ns_unknown),))
+    return {x: Table4Seed(linear[x], control[x]) for x in seeds}
 
-def _recovery_figure(rows, ns_by_v, n_min, noise_stds):
+# %% ../nbs/34_table4.ipynb #a7d2e9f5
+def _row(s: Table4Settings, units: dict, sigma: float, value_map: str, n: int) -> dict:
+    "One row: σ, V, n; per r* the fraction of seeds whose rank is r*; that fraction over every (r*, seed); the mean rank - r*."
+    curves = {r: [seed.linear[(sigma, r)] for seed in units.values()] for r in s.r_stars}     # per r*: one curve per seed
+    row = dict(sigma=float(sigma), V=value_map, n=int(n))
+    row.update({f"r*={r}": float(np.mean([c.exact(value_map, n) for c in curves[r]])) for r in s.r_stars})
+    row["recovered"] = float(np.mean([c.exact(value_map, n) for r in s.r_stars for c in curves[r]]))
+    row["mean(rank - r*)"] = float(np.mean([c.error(value_map, n) for r in s.r_stars for c in curves[r]]))
+    return row
+
+def _rows(s: Table4Settings, units: dict) -> list:
+    "Table 4's rows: per σ, V (known, then unknown) and n."
+    return [_row(s, units, sigma, value_map, n) for sigma in s.noise_stds
+            for value_map, ns in (("known", s.ns_known), ("unknown", s.ns_unknown)) for n in ns]
+
+def _recovery_per_seed(units: dict, teachers: str, value_map: str, sigma: float, ns, r_stars) -> list:
+    "Per seed: the fraction of (n, r*) (n outer) whose rank with V `value_map` equals r*, on the `teachers` ('linear' or 'control') of σ."
+    return [np.mean([seed.curve(teachers, sigma, r).exact(value_map, n) for n in ns for r in r_stars]) for seed in units.values()]
+
+def _claims(s: Table4Settings, units: dict) -> list:
+    "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control."
+    sigma0, n_max = s.noise_stds[0], max(s.ns_unknown)
+    known = {t: _recovery_per_seed(units, t, "known", sigma0, s.ns_known, s.r_stars) for t in ("linear", "control")}
+    unknown = {t: _recovery_per_seed(units, t, "unknown", sigma0, (n_max,), s.r_stars) for t in ("linear", "control")}
+    return [
+        claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(s.r_stars)}, "
+                         f"σ = {sigma0}, every n in {tuple(s.ns_known)})", known["linear"], 1.0, ">=", paper="r* exactly recoverable",
+                         control=("the same estimator on softmax-attention teachers (its model is false there)", known["control"])),
+        claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at n = {n_max} "
+                         f"(σ = {sigma0})", unknown["linear"], 1.0, ">=", paper="exactly recoverable without the value map at scale",
+                         control=("the same estimator on softmax-attention teachers", unknown["control"])),
+    ]
+
+def _identifiability_limits(s: Table4Settings) -> dict:
+    "The fewest samples that identify the kernel: {'known': with V known, 'unknown': for the lifted regression}."
+    return {"known": min_qk_samples(s.T, s.d, s.d, True), "unknown": min_qk_samples(s.T, s.d, s.d, False)}
+
+def _recovery_figure(rows: list, n_min: dict, noise_stds):
     "Recovery rate against n, one panel per value-map setting, one line per noise level."
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
@@ -70,33 +141,29 @@ def _recovery_figure(rows, ns_by_v, n_min, noise_stds):
     plt.close(fig)                                                          # shown on request, not on creation
     return fig
 
+def _figures(s: Table4Settings, rows: list) -> dict:
+    "Table 4's figure, {stem: Figure}."
+    return {"table4_recovery_vs_n": _recovery_figure(rows, _identifiability_limits(s), s.noise_stds)}
+
+def _flat_curve(prefix: str, sigma: float, curve: RankCurve) -> dict:
+    "One curve's ranks as {'<prefix>V/σ/n/r*': rank}, V in known, unknown."
+    return {f"{prefix}{v}/{sigma!r}/{n}/{curve.r_star}": rank for v in ("known", "unknown") for n, rank in curve.ranks(v).items()}
+
+def _flat_ranks(seed: Table4Seed) -> dict:
+    "One seed's ranks as the reproduce record stores them (written, never read back): {'V/σ/n/r*': rank}, V in known, unknown, control-known, control-unknown."
+    flat = {}
+    for (sigma, r), curve in seed.linear.items():
+        flat.update(_flat_curve("", sigma, curve))
+        if (sigma, r) in seed.control: flat.update(_flat_curve("control-", sigma, seed.control[(sigma, r)]))
+    return flat
+
+def _extra(s: Table4Settings, units: dict) -> dict:
+    "Plain data for the record: the identifiability limits and every rank, {seed: {'V/σ/n/r*': rank}}."
+    return dict(n_min=_identifiability_limits(s), ranks={x: _flat_ranks(seed) for x, seed in units.items()})
+
 def summarise_table4(s: Table4Settings, units: dict) -> ExperimentResult:
-    "Table 4's rows (recovery rate per σ, V, n and r*), the `t4.*` claims and the figure."
-    seeds = list(units)
-    rank = lambda v, sigma, n, r, x: units[x][f"{v}/{sigma!r}/{n}/{r}"]
-    hit = lambda v, sigma, n, r, x: rank(v, sigma, n, r, x) == r
-    rows = []
-    for sigma in s.noise_stds:
-        for v, ns in (("known", s.ns_known), ("unknown", s.ns_unknown)):
-            for n in ns:
-                row = dict(sigma=float(sigma), V=v, n=int(n))
-                row.update({f"r*={r}": float(np.mean([hit(v, sigma, n, r, x) for x in seeds])) for r in s.r_stars})
-                row["recovered"] = float(np.mean([hit(v, sigma, n, r, x) for r in s.r_stars for x in seeds]))
-                row["mean(rank - r*)"] = float(np.mean([rank(v, sigma, n, r, x) - r for r in s.r_stars for x in seeds]))
-                rows.append(row)
-    sigma0 = s.noise_stds[0]
-    known = lambda v: [np.mean([hit(v, sigma0, n, r, x) for n in s.ns_known for r in s.r_stars]) for x in seeds]
-    unknown = lambda v: [np.mean([hit(v, sigma0, max(s.ns_unknown), r, x) for r in s.r_stars]) for x in seeds]
-    claims = [
-        claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(s.r_stars)}, "
-                         f"σ = {sigma0}, every n in {tuple(s.ns_known)})", known("known"), 1.0, ">=", paper="r* exactly recoverable",
-                         control=("the same estimator on softmax-attention teachers (its model is false there)", known("control-known"))),
-        claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at n = {max(s.ns_unknown)} "
-                         f"(σ = {sigma0})", unknown("unknown"), 1.0, ">=", paper="exactly recoverable without the value map at scale",
-                         control=("the same estimator on softmax-attention teachers", unknown("control-unknown"))),
-    ]
-    n_min = {"known": min_qk_samples(s.T, s.d, s.d, True), "unknown": min_qk_samples(s.T, s.d, s.d, False)}
-    figures = {"table4_recovery_vs_n": _recovery_figure(rows, {"known": s.ns_known, "unknown": s.ns_unknown}, n_min, s.noise_stds)}
-    return ExperimentResult("table4", rows, claims, figures, dict(n_min=n_min, ranks={x: dict(u) for x, u in units.items()}))
+    "Table 4's rows (recovery rate per σ, V, n and r*), the `t4.*` claims, the figure and the extras, from {seed: Table4Seed}."
+    rows = _rows(s, units)
+    return ExperimentResult("table4", rows, _claims(s, units), _figures(s, rows), _extra(s, units))
 
 TABLE4 = OnePartExperiment("table4", "§6", "Table 4 — data-only rank prediction, linear QK attention", Table4Settings, TABLE4_PRESETS, measure_table4, summarise_table4)

@@ -16,7 +16,8 @@ from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['TABLE5_PRESETS', 'ROUTES', 'TABLE5', 'Table5Settings', 'data_only_routes', 'measure_table5', 'summarise_table5']
+__all__ = ['TABLE5_PRESETS', 'ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed',
+           'data_only_routes', 'measure_table5', 'summarise_table5']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
@@ -47,109 +48,220 @@ TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_swee
 ROUTES = ("linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale")
 
 # %% ../nbs/35_table5.ipynb #eb359438
+@dataclass(frozen=True)
+class RouteFit:
+    "One data-only route on one task's samples."
+    rank: int         # singular values of the whitened kernel above the edge, σ estimated from the route's residuals
+    energy: float     # energy effective rank of the route's kernel estimate
+
+@dataclass(frozen=True)
+class NamedVariants:
+    "The two named variants on the softmax teacher of n samples, reported beside the table, not graded."
+    observation_edge_rank: int    # log inversion with the true σ handed in, at the observation-noise edge
+    negative_share: float         # share of the estimated attention entries <= 0 (what the log inversion takes the log of)
+    oracle_rank: int              # the log route on the true attention matrices (misfit edge)
+    oracle_energy: float          # its energy effective rank
+
+    def ranks(self) -> dict:
+        "{variant: rank}, under the names the variant table prints."
+        return {"log inversion, true σ, observation edge": self.observation_edge_rank, "oracle: true A": self.oracle_rank}
+
+@dataclass(frozen=True)
+class TaskRoutes:
+    "Everything Table 5 measures on the teachers of one (r*, seed)."
+    r_star: int       # the teachers' true rank
+    softmax: dict     # {route: RouteFit}: every route of `ROUTES` on the softmax teacher (on its first n samples — the lifted one where n identifies it —
+                      # and the lifted one again on its first n_scale)
+    linear: dict      # {route: RouteFit}: the same on the linear-QK teacher (the claims' controls)
+    noise_only: RouteFit       # the log-inversion route on targets that are pure noise (the energy claim's control)
+    variants: NamedVariants    # the named variants, on the softmax teacher of n samples
+    sweeps: dict      # {(kind, σ, n): {route: RouteFit}}: each sweep point's teacher, drawn at exactly n samples — the noise
+                      # sweep (σ in `noise_sweep`, n = `n`) and the sample-size sweep (σ = `noise_std`, n in `n_sweep`); kind: softmax, linear
+
+    def fits(self, teachers: str) -> dict:
+        "{route: RouteFit} on the 'softmax' or the 'linear' teacher."
+        return {"softmax": self.softmax, "linear": self.linear}[teachers]
+
+@dataclass(frozen=True)
+class Table5Seed:
+    "Everything Table 5 measures for one seed."
+    tasks: dict       # {r*: TaskRoutes}, in the order of `r_stars`
+
+def _route_kernel(name: str, fit):
+    "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
+    return leading_kernel_factor(fit) if name.startswith("blind") else fit.kernel
+
 def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
-    "Rank (whitened spectrum above the edge with σ estimated from the route's residuals) and energy rank of every data-only route on samples `X`, `Y` (numpy); V-known routes on the first `n` samples, the lifted route also on the first `n_scale`."
+    "Rank (whitened spectrum above the edge with σ estimated from the route's residuals) and energy rank of every data-only route on samples `X`, `Y` (numpy) -> {route: RouteFit}; V-known routes on the first `n` samples, the lifted route also on the first `n_scale`."
     Xn, Yn = X[:n], Y[:n]
     fits = {ROUTES[0]: fit_qk_kernel(Xn, Yn, V), ROUTES[1]: softmax_linearised_fit(Xn, Yn, V),
             ROUTES[2]: log_attention_fit(Xn, estimated_attention(Xn, Yn, V))}
     if n >= min_qk_samples(X.shape[1], X.shape[2], Y.shape[2], False): fits[ROUTES[3]] = fit_qk_kernel(Xn, Yn)
     if n_scale is not None: fits[ROUTES[4]] = fit_qk_kernel(X[:n_scale], Y[:n_scale])
-    kernel = lambda name, f: leading_kernel_factor(f) if name.startswith("blind") else f.kernel
-    return {name: dict(rank=fit_rank(f), energy=float(energy_effective_rank(kernel(name, f)))) for name, f in fits.items()}
+    return {name: RouteFit(rank=fit_rank(f), energy=float(energy_effective_rank(_route_kernel(name, f)))) for name, f in fits.items()}
+
+def _teacher(s: Table5Settings, kind: str, r_star: int, seed: int, sigma: float, n: int):
+    "The `kind` ('softmax' or 'linear') teacher task of (r*, seed) with noise σ and `n` samples."
+    return attention_task(n, T=s.T, d=s.d, r_star=r_star, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale, seed=seed)
+
+def _task_routes(task, n: int, n_scale: int | None = None) -> dict:
+    "`data_only_routes` on the samples of `task`."
+    return data_only_routes(task.X.numpy(), task.Y.numpy(), task.V.numpy(), n, n_scale)
+
+def _named_variants(task, draws: int) -> NamedVariants:
+    "The named variants on the softmax `task` (true σ; `draws` noise redraws for the observation-noise edge)."
+    ranks = softmax_route_ranks(task, draws)
+    log_route, oracle = ranks["log inversion (V known)"], ranks["control: true A"]
+    return NamedVariants(observation_edge_rank=log_route["noise_rank"], negative_share=log_route["negative"],
+                         oracle_rank=oracle["misfit_rank"], oracle_energy=oracle["energy"])
+
+def _noise_only(s: Table5Settings, task, seed: int) -> RouteFit:
+    "The log-inversion route on the inputs of `task` with targets that are pure noise of the paper's σ (no attention signal)."
+    rng = np.random.default_rng(seed)
+    noise = s.noise_std * rng.standard_normal(task.Y.shape)
+    return data_only_routes(task.X.numpy(), noise, task.V.numpy(), s.n)[ROUTES[2]]
+
+def _sweeps(s: Table5Settings, r_star: int, seed: int) -> dict:
+    "{(kind, σ, n): {route: RouteFit}} of both sweeps (noise sweep first, softmax then linear at each point), each point drawn once."
+    points = [(kind, sigma, s.n) for sigma in s.noise_sweep for kind in ("softmax", "linear")]
+    points += [(kind, s.noise_std, n) for n in s.n_sweep for kind in ("softmax", "linear")]
+    sweeps = {}
+    for kind, sigma, n in points:
+        if (kind, sigma, n) not in sweeps: sweeps[(kind, sigma, n)] = _task_routes(_teacher(s, kind, r_star, seed, sigma, n), n)
+    return sweeps
+
+def _measure_task(s: Table5Settings, r_star: int, seed: int) -> TaskRoutes:
+    "Every route, the noise-only control, the named variants and the sweeps of the teachers of (r*, seed)."
+    main = {kind: _task_routes(_teacher(s, kind, r_star, seed, s.noise_std, max(s.n, s.n_scale)), s.n, s.n_scale) for kind in ("softmax", "linear")}
+    small = _teacher(s, "softmax", r_star, seed, s.noise_std, s.n)                 # n samples: the variants and the noise-only inputs
+    variants = _named_variants(small, s.draws)
+    return TaskRoutes(r_star, main["softmax"], main["linear"], _noise_only(s, small, seed), variants, _sweeps(s, r_star, seed))
 
 def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dict:
-    "Every route on the softmax and the linear-QK teacher of every (r*, seed), a noise-only control, the named variants and the noise sweep -> {seed: {r*: data}} (no training: `device` unused)."
+    "Every route on the softmax and the linear-QK teacher of every (r*, seed), a noise-only control, the named variants and the sweeps -> {seed: Table5Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
-    out = {x: {} for x in seeds}
-    teacher = lambda kind, r, x, sigma, n_: attention_task(n_, T=s.T, d=s.d, r_star=r, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale, seed=x)
+    tasks = {x: {} for x in seeds}
     for r in tqdm(s.r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
-        for x in seeds:
-            data = {}
-            for kind in ("softmax", "linear"):
-                t = teacher(kind, r, x, s.noise_std, max(s.n, s.n_scale))
-                data[kind] = data_only_routes(t.X.numpy(), t.Y.numpy(), t.V.numpy(), s.n, s.n_scale)
-            t = teacher("softmax", r, x, s.noise_std, s.n)
-            variants = softmax_route_ranks(t, s.draws)                                          # true σ, observation-noise edge; oracle
-            rng = np.random.default_rng(x)
-            noise_only = s.noise_std * rng.standard_normal(t.Y.shape)                          # targets without any attention signal
-            data["noise only"] = data_only_routes(t.X.numpy(), noise_only, t.V.numpy(), s.n)[ROUTES[2]]
-            data["variants"] = {"log inversion, true σ, observation edge": dict(rank=variants["log inversion (V known)"]["noise_rank"],
-                                                                             negative=variants["log inversion (V known)"]["negative"]),
-                                "oracle: true A": dict(rank=variants["control: true A"]["misfit_rank"], energy=variants["control: true A"]["energy"])}
-            routes = {}                                                                       # (kind, σ, n) -> routes: each draw once
-            def sweep_point(kind, sigma, n_):
-                if (kind, sigma, n_) not in routes:
-                    tt = teacher(kind, r, x, sigma, n_)
-                    routes[(kind, sigma, n_)] = data_only_routes(tt.X.numpy(), tt.Y.numpy(), tt.V.numpy(), n_)
-                return routes[(kind, sigma, n_)]
-            data["sweep"] = {f"{kind}/{sigma!r}": sweep_point(kind, sigma, s.n) for sigma in s.noise_sweep for kind in ("softmax", "linear")}
-            data["n_sweep"] = {f"{kind}/{n_}": sweep_point(kind, s.noise_std, n_) for n_ in s.n_sweep for kind in ("softmax", "linear")}
-            out[x][r] = data
-    return out
+        for x in seeds: tasks[x][r] = _measure_task(s, r, x)
+    return {x: Table5Seed(tasks[x]) for x in seeds}
 
 # %% ../nbs/35_table5.ipynb #51eb1c4c
+def _per_seed(s: Table5Settings, units: dict) -> list:
+    "[[TaskRoutes of each r*] of each seed], seeds outer, r* in the order of `r_stars`."
+    return [[seed.tasks[r] for r in s.r_stars] for seed in units.values()]
+
+def _all_tasks(s: Table5Settings, units: dict) -> list:
+    "The TaskRoutes of every (seed, r*), seeds outer: the order every mean over all tasks takes."
+    return [task for tasks in _per_seed(s, units) for task in tasks]
+
+def _exact_fraction(tasks: list, teachers: str, route: str) -> float:
+    "The fraction of `tasks` (one seed's) whose rank on `route` of the `teachers` ('softmax' or 'linear') equals r*."
+    return np.mean([task.fits(teachers)[route].rank == task.r_star for task in tasks])
+
+def _route_row(s: Table5Settings, units: dict, route: str) -> dict:
+    "One row of Table 5: `route` on softmax against linear-QK teachers (fractions averaged per seed first; errors over every task)."
+    per_seed, tasks = _per_seed(s, units), _all_tasks(s, units)
+    return {"route": route, "softmax: rank = r*": float(np.mean([_exact_fraction(ts, "softmax", route) for ts in per_seed])),
+            "softmax: mean rank - r*": float(np.mean([t.softmax[route].rank - t.r_star for t in tasks])),
+            "softmax: |energy - r*|": float(np.mean([abs(t.softmax[route].energy - t.r_star) for t in tasks])),
+            "linear-QK: rank = r*": float(np.mean([_exact_fraction(ts, "linear", route) for ts in per_seed])),
+            "linear-QK: |energy - r*|": float(np.mean([abs(t.linear[route].energy - t.r_star) for t in tasks]))}
+
+def _rows(s: Table5Settings, units: dict) -> list:
+    "Table 5's rows: one per route the tasks ran (the lifted route at n only where n identifies it)."
+    measured = _all_tasks(s, units)[0].softmax
+    return [_route_row(s, units, route) for route in ROUTES if route in measured]
+
+def _sweep_row(tasks: list, label: str, value, sigma: float, n: int, route: str) -> dict:
+    "One sweep row: the fraction of `tasks` whose rank on `route` equals r* at the sweep point (σ, n), softmax and linear-QK teachers."
+    return {label: value, "route": route,
+            "softmax: rank = r*": float(np.mean([t.sweeps[("softmax", sigma, n)][route].rank == t.r_star for t in tasks])),
+            "linear-QK: rank = r*": float(np.mean([t.sweeps[("linear", sigma, n)][route].rank == t.r_star for t in tasks]))}
+
+def _noise_sweep_rows(s: Table5Settings, units: dict) -> list:
+    "The noise sweep (n samples, V-known routes): per σ and route."
+    tasks = _all_tasks(s, units)
+    return [_sweep_row(tasks, "σ", sigma, sigma, s.n, route) for sigma in s.noise_sweep for route in ROUTES[:3]]
+
+def _n_sweep_rows(s: Table5Settings, units: dict) -> list:
+    "The sample-size sweep (the paper's σ): per n and route (the lifted route where n identifies it)."
+    tasks = _all_tasks(s, units)
+    return [_sweep_row(tasks, "n", n, s.noise_std, n, route) for n in s.n_sweep for route in ROUTES[:4]
+            if route in tasks[0].sweeps[("softmax", s.noise_std, n)]]
+
+def _variant_rows(s: Table5Settings, units: dict) -> list:
+    "The named variants: the fraction of tasks whose rank equals r*."
+    tasks = _all_tasks(s, units)
+    return [{"variant": name, "softmax: rank = r*": float(np.mean([t.variants.ranks()[name] == t.r_star for t in tasks]))}
+            for name in ("log inversion, true σ, observation edge", "oracle: true A")]
+
+def _claims(s: Table5Settings, units: dict) -> list:
+    "The `t5.*` claims, per seed, each with its control (linear-QK teachers, or pure-noise targets)."
+    per_seed = _per_seed(s, units)
+    best = {kind: [max(_exact_fraction(ts, kind, route) for route in ROUTES[:3]) for ts in per_seed] for kind in ("softmax", "linear")}
+    at_scale = {kind: [_exact_fraction(ts, kind, ROUTES[4]) for ts in per_seed] for kind in ("softmax", "linear")}
+    energy = {"softmax": [np.mean([abs(t.softmax[ROUTES[2]].energy - t.r_star) for t in ts]) for ts in per_seed],      # the log route
+              "noise only": [np.mean([abs(t.noise_only.energy - t.r_star) for t in ts]) for ts in per_seed]}
+    return [
+        claim_over_seeds("t5.softmax_numerical", "§6", "softmax, V known: nonlinear inversion destroys the numerical rank — no data-only route "
+                         "(linear-QK, linearised, log inversion; σ estimated) recovers r* in more than half the tasks (best route's fraction)",
+                         best["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)",
+                         control=("the same best fraction on linear-QK teachers", best["linear"])),
+        claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
+                         "half the tasks (kernel-value identifiability)", at_scale["softmax"], 0.5, "<=",
+                         paper="only partial pre-training recovery (kernel-value identifiability)",
+                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale["linear"])),
+        claim_over_seeds("t5.softmax_energy", "§6", "softmax, log-inversion route: the data-only energy effective rank is within 0.5 of r* "
+                         "(the size of the kernel survives; the error is reported, not zero)",
+                         energy["softmax"], 0.5, "<=", paper="partial recovery",
+                         control=("the same error on targets that are pure noise", energy["noise only"])),
+    ]
+
 def _frontier_figure(rows, sweep_rows, n_rows):
     "Left: recovery of r* per route, softmax against linear-QK teachers; middle: against the noise level; right: against n."
     import matplotlib.pyplot as plt
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 3.8))
+    fig, (ax_routes, ax_noise, ax_n) = plt.subplots(1, 3, figsize=(15, 3.8))
     names = [r["route"] for r in rows]
     y = np.arange(len(names))
-    a.barh(y + 0.2, [r["softmax: rank = r*"] for r in rows], 0.4, label="softmax teachers", color="tab:red")
-    a.barh(y - 0.2, [r["linear-QK: rank = r*"] for r in rows], 0.4, label="linear-QK teachers", color="tab:green")
-    a.set_yticks(y, [nm.replace(" (", "\n(") for nm in names], fontsize=7); a.invert_yaxis(); a.axvline(0.5, color="k", ls=":", lw=1)
-    a.set(xlabel="fraction of tasks whose data-only rank = r*", xlim=(0, 1.05), title="σ estimated from the data"); a.legend(fontsize=7, loc="lower right")
-    for ax, sw, key, title in ((b, sweep_rows, "σ", "noise sweep (V known)"), (c, n_rows, "n", "sample-size sweep (paper's σ)")):
+    ax_routes.barh(y + 0.2, [r["softmax: rank = r*"] for r in rows], 0.4, label="softmax teachers", color="tab:red")
+    ax_routes.barh(y - 0.2, [r["linear-QK: rank = r*"] for r in rows], 0.4, label="linear-QK teachers", color="tab:green")
+    ax_routes.set_yticks(y, [nm.replace(" (", "\n(") for nm in names], fontsize=7); ax_routes.invert_yaxis(); ax_routes.axvline(0.5, color="k", ls=":", lw=1)
+    ax_routes.set(xlabel="fraction of tasks whose data-only rank = r*", xlim=(0, 1.05), title="σ estimated from the data"); ax_routes.legend(fontsize=7, loc="lower right")
+    for ax, sw, key, title in ((ax_noise, sweep_rows, "σ", "noise sweep (V known)"), (ax_n, n_rows, "n", "sample-size sweep (paper's σ)")):
         for name, marker in zip(ROUTES[:4], "osD^"):
             pts = [(r[key], r["softmax: rank = r*"], r["linear-QK: rank = r*"]) for r in sw if r["route"] == name]
             if not pts: continue
             line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=f"{name}: softmax")
             ax.plot([p[0] for p in pts], [p[2] for p in pts], marker=marker, ls="--", mfc="none", color=line.get_color(), label=f"{name}: linear-QK")
         ax.set(xscale="log", xlabel=key, ylabel="fraction rank = r*", ylim=(-0.05, 1.05), title=title)
-    c.legend(fontsize=6); fig.tight_layout(); plt.close(fig)
+    ax_n.legend(fontsize=6); fig.tight_layout(); plt.close(fig)
     return fig
 
+def _figures(rows: list, sweep_rows: list, n_rows: list) -> dict:
+    "Table 5's figure, {stem: Figure}."
+    return {"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows)}
+
+def _plain_routes(routes: dict) -> dict:
+    "{route: {'rank', 'energy'}} of {route: RouteFit}."
+    return {name: dict(rank=fit.rank, energy=fit.energy) for name, fit in routes.items()}
+
+def _plain_task(s: Table5Settings, task: TaskRoutes) -> dict:
+    "One task as the reproduce record stores it (written, never read back): routes per teacher, 'noise only', 'variants', 'sweep' {'kind/σ': routes}, 'n_sweep' {'kind/n': routes}."
+    variants = task.variants
+    return {"softmax": _plain_routes(task.softmax), "linear": _plain_routes(task.linear), "noise only": dict(rank=task.noise_only.rank, energy=task.noise_only.energy),
+            "variants": {"log inversion, true σ, observation edge": dict(rank=variants.observation_edge_rank, negative=variants.negative_share),
+                         "oracle: true A": dict(rank=variants.oracle_rank, energy=variants.oracle_energy)},
+            "sweep": {f"{kind}/{sigma!r}": _plain_routes(task.sweeps[(kind, sigma, s.n)]) for sigma in s.noise_sweep for kind in ("softmax", "linear")},
+            "n_sweep": {f"{kind}/{n}": _plain_routes(task.sweeps[(kind, s.noise_std, n)]) for n in s.n_sweep for kind in ("softmax", "linear")}}
+
+def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> dict:
+    "Plain data for the record: the named variants, both sweeps and every task, {seed: {r*: plain task}}."
+    per_task = {x: {r: _plain_task(s, task) for r, task in seed.tasks.items()} for x, seed in units.items()}
+    return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, per_task=per_task)
+
 def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
-    "Table 5's rows (per route: softmax against linear-QK teachers), the noise sweep, the `t5.*` claims and the figure."
-    seeds, r_stars = list(units), s.r_stars
-    def cell(x, r, *keys):
-        "units[x][r][key1][key2]..."
-        v = units[x][r]
-        for k in keys: v = v[k]
-        return v
-    frac = lambda kind, route, x: np.mean([cell(x, r, kind, route, "rank") == r for r in r_stars])
-    names = [nm for nm in ROUTES if nm in units[seeds[0]][r_stars[0]]["softmax"]]
-    rows = [{"route": nm, "softmax: rank = r*": float(np.mean([frac("softmax", nm, x) for x in seeds])),
-             "softmax: mean rank - r*": float(np.mean([cell(x, r, "softmax", nm, "rank") - r for x in seeds for r in r_stars])),
-             "softmax: |energy - r*|": float(np.mean([abs(cell(x, r, "softmax", nm, "energy") - r) for x in seeds for r in r_stars])),
-             "linear-QK: rank = r*": float(np.mean([frac("linear", nm, x) for x in seeds])),
-             "linear-QK: |energy - r*|": float(np.mean([abs(cell(x, r, "linear", nm, "energy") - r) for x in seeds for r in r_stars]))} for nm in names]
-    variants = [{"variant": v, "softmax: rank = r*": float(np.mean([cell(x, r, "variants", v, "rank") == r for x in seeds for r in r_stars]))}
-                for v in ("log inversion, true σ, observation edge", "oracle: true A")]
-    sweep_rows = [{"σ": sigma, "route": nm,
-                   "softmax: rank = r*": float(np.mean([cell(x, r, "sweep", f"softmax/{sigma!r}", nm, "rank") == r for x in seeds for r in r_stars])),
-                   "linear-QK: rank = r*": float(np.mean([cell(x, r, "sweep", f"linear/{sigma!r}", nm, "rank") == r for x in seeds for r in r_stars]))}
-                  for sigma in s.noise_sweep for nm in ROUTES[:3]]
-    n_rows = [{"n": n_, "route": nm,
-               "softmax: rank = r*": float(np.mean([cell(x, r, "n_sweep", f"softmax/{n_}", nm, "rank") == r for x in seeds for r in r_stars])),
-               "linear-QK: rank = r*": float(np.mean([cell(x, r, "n_sweep", f"linear/{n_}", nm, "rank") == r for x in seeds for r in r_stars]))}
-              for n_ in s.n_sweep for nm in ROUTES[:4] if nm in units[seeds[0]][r_stars[0]]["n_sweep"][f"softmax/{n_}"]]
-    known = ROUTES[:3]
-    best = lambda kind: [max(frac(kind, nm, x) for nm in known) for x in seeds]
-    claims = [
-        claim_over_seeds("t5.softmax_numerical", "§6", "softmax, V known: nonlinear inversion destroys the numerical rank — no data-only route "
-                         "(linear-QK, linearised, log inversion; σ estimated) recovers r* in more than half the tasks (best route's fraction)",
-                         best("softmax"), 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)",
-                         control=("the same best fraction on linear-QK teachers", best("linear"))),
-        claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
-                         "half the tasks (kernel-value identifiability)", [frac("softmax", ROUTES[4], x) for x in seeds], 0.5, "<=",
-                         paper="only partial pre-training recovery (kernel-value identifiability)",
-                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", [frac("linear", ROUTES[4], x) for x in seeds])),
-        claim_over_seeds("t5.softmax_energy", "§6", "softmax, log-inversion route: the data-only energy effective rank is within 0.5 of r* "
-                         "(the size of the kernel survives; the error is reported, not zero)",
-                         [np.mean([abs(cell(x, r, "softmax", ROUTES[2], "energy") - r) for r in r_stars]) for x in seeds], 0.5, "<=", paper="partial recovery",
-                         control=("the same error on targets that are pure noise", [np.mean([abs(cell(x, r, "noise only", "energy") - r) for r in r_stars]) for x in seeds])),
-    ]
-    figures = {"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows)}
-    return ExperimentResult("table5", rows, claims, figures, dict(variants=variants, sweep=sweep_rows, n_sweep=n_rows, per_task=units))
+    "Table 5's rows (per route: softmax against linear-QK teachers), the `t5.*` claims, the figure and the extras (variants, sweeps), from {seed: Table5Seed}."
+    rows, sweep_rows, n_rows = _rows(s, units), _noise_sweep_rows(s, units), _n_sweep_rows(s, units)
+    return ExperimentResult("table5", rows, _claims(s, units), _figures(rows, sweep_rows, n_rows), _extra(s, units, sweep_rows, n_rows))
 
 TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5)
