@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_your_data.ipynb #b06872dd
 from __future__ import annotations
-import argparse, json, math, sys
+import json, math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from .predict import (qk_rank_decision, min_qk_samples, estimated_attention, log
 from .train import cpu_threads
 
 # %% auto #0
-__all__ = ['KINDS', 'RankEstimate', 'estimate', 'load_samples', 'estimate_main']
+__all__ = ['KINDS', 'RankEstimate', 'real_array', 'estimate', 'load_samples']
 
 # %% ../nbs/10_your_data.ipynb #24d9ea26
 KINDS = ("token-mixing", "linear-qk", "softmax-qk")
@@ -97,7 +97,7 @@ class RankEstimate:
 # %% ../nbs/10_your_data.ipynb #98707eac
 from .spectral import as_float64_array, _checked_number, _checked_noise_std
 
-def _real_array(a, name: str, ndim: int) -> np.ndarray:
+def real_array(a, name: str, ndim: int) -> np.ndarray:
     "`a` (array, tensor or nested list) as a float64 ndarray of `ndim` dims, `(n, T, d)` or `(d, d_v)`, by the library's one array validator (`as_float64_array`): an error naming `name` for missing, complex, non-numeric, empty, non-finite or wrongly shaped input."
     return as_float64_array(a, name, ndim=ndim, shape="(n, T, d)" if ndim == 3 else "(d, d_v)")
 
@@ -181,10 +181,10 @@ def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: floa
 def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement) -> RankEstimate:
     "The body of `estimate`, on one thread."
     if Y is None: raise ValueError("Y is required: the outputs, shape (n, T, d)")
-    Y = _real_array(Y, "Y", 3)
+    Y = real_array(Y, "Y", 3)
     if kind != "token-mixing":
         if X is None: raise ValueError(f"X is required for kind={kind!r}: the inputs, shape (n, T, d)")
-        X, V = _real_array(X, "X", 3), None if V is None else _real_array(V, "V", 2)
+        X, V = real_array(X, "X", 3), None if V is None else real_array(V, "V", 2)
         _qk_inputs(X, Y, V, noise_std)                                           # matching n, T and V's shape, or ValueError
     else: X = V = None
     n, T, d_v = Y.shape
@@ -253,41 +253,3 @@ def load_samples(data, v=None) -> dict:
         if len(vs) != 1 and "V" not in vs: raise ValueError(f"{v}: expected one array, or one named 'V'; found {sorted(vs)}")
         arrays["V"] = vs["V"] if "V" in vs else next(iter(vs.values()))
     return {k: arrays.get(k) for k in ("X", "Y", "V")}
-
-# %% ../nbs/10_your_data.ipynb #f113240d
-class _UsageError(Exception): "A command-line mistake, reported in one line."
-
-class _Parser(argparse.ArgumentParser):
-    "argparse that raises instead of printing usage and exiting."
-    def error(self, message): raise _UsageError(message)
-
-def _estimate_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="entropic-bound estimate", description="Estimate r* of your own samples before any training.")
-    p.add_argument("data", nargs="+", metavar="DATA", help=".npz/.pt/.safetensors with arrays X, Y (optional V), a .npy of Y, or two .npy files X Y")
-    p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
-    p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
-    p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
-    p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resamples (default 0)")
-    p.add_argument("--out", metavar="DIR", help="write DIR/estimate.json and DIR/estimate.png")
-    p.add_argument("--json", action="store_true", help="print the JSON record to stdout instead of the report")
-    return p
-
-def estimate_main(argv: list[str] | None = None) -> int:
-    "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on misuse or bad data (one line on stderr, nothing written)."
-    try:
-        a = _estimate_parser().parse_args(sys.argv[1:] if argv is None else argv)
-        arrays = load_samples(a.data, a.v)
-        if a.kind == "token-mixing" and arrays["X"] is not None: _real_array(arrays["X"], "X", 3)   # a bad X is an error even when unused
-        est = estimate(arrays["X"], arrays["Y"], a.kind, arrays["V"], a.noise_std, a.bootstrap, a.seed)
-    except SystemExit as e: return int(e.code or 0)                             # --help
-    except (_UsageError, ValueError) as e:
-        print(f"entropic-bound estimate: error: {e}", file=sys.stderr)
-        return 2
-    record = est.to_dict()
-    if a.out:
-        out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-        (out / "estimate.json").write_text(json.dumps(record, indent=1) + "\n")
-        est.plot().savefig(out / "estimate.png", dpi=120)
-    print(json.dumps(record, indent=1) if a.json else est.summary())
-    return 0

@@ -285,12 +285,12 @@ import sys
 import textwrap
 import time
 
-from entropic_bound import reproduce as rp
+from entropic_bound import cli, reproduce as rp
 
 
 def _run_main(argv, capsys):
     "Exit status and stderr of `entropic-bound argv`, run in this process."
-    try: code = rp.main(argv)
+    try: code = cli.main(argv)
     except SystemExit as e: code = e.code
     err = capsys.readouterr().err.strip()
     return code, err
@@ -328,10 +328,10 @@ def test_cli_ctrl_c_in_process(tmp_path, capsys, monkeypatch):
 SLOW_RUN = textwrap.dedent('''
     import sys
     sys.path.insert(0, sys.argv[3])                 # the folder of the fake_experiments module
-    from entropic_bound import reproduce as rp
+    from entropic_bound import cli, reproduce as rp
     rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="fake_experiments:fake1", table2="fake_experiments:fake2")
     if __name__ == "__main__":                    # worker processes (--jobs) import this file again
-        sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
+        sys.exit(cli.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
 ''')
 
 
