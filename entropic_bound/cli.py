@@ -41,6 +41,8 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--scheduler", default=None, metavar="local[:N]|tcp://HOST:PORT",
                    help="measure the units on Dask (extra [cluster]): local[:N] starts N worker processes here (N: the CPU cores), "
                         "an address uses a running scheduler; default: in this process, without Dask")
+    r.add_argument("--seeds-per-unit", type=int, default=None, metavar="K",
+                   help="with --scheduler: seeds measured together in one unit (default: one group of seeds per worker, which keeps the engine's batching; 1: the finest resuming)")
     r.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS", help="how long to try to reach the scheduler (default 10)")
     r.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes on this machine, the cores shared among them (default: one per core, at most one per table; "
@@ -50,6 +52,7 @@ def _check_reproduce(a) -> None:
     "Validate the reproduce arguments; `UsageError` naming the first problem."
     if a.seeds is not None and a.seeds < 1: _usage(f"--seeds must be >= 1; got {a.seeds}")
     if a.jobs is not None and a.jobs < 1: _usage(f"--jobs must be >= 1; got {a.jobs}")
+    if a.seeds_per_unit is not None and (a.seeds_per_unit < 1 or a.scheduler is None): _usage(f"--seeds-per-unit must be >= 1 and goes with --scheduler; got {a.seeds_per_unit}")
     if a.jobs is not None and a.jobs > 1 and a.scheduler is not None: _usage("--jobs and --scheduler exclude each other: the scheduler's workers are the jobs")
     if a.only:
         a.only = [t.strip() for t in a.only.split(",") if t.strip()]
@@ -91,7 +94,7 @@ def reproduce_command(a) -> int:
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit)
     except KeyboardInterrupt: return _interrupted(a.out)
     except cluster_errors as e: return _error("reproduce", e)
     except OSError as e: return _error("reproduce", f"cannot write the results under --out {a.out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}")

@@ -94,11 +94,11 @@ def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
     return max(1, min(engine_threads(), len(names)))
 
 @contextmanager
-def backend_for(out, jobs: int, scheduler=None, scheduler_timeout: float = 10.0, force: bool = False):
+def backend_for(out, jobs: int, scheduler=None, scheduler_timeout: float = 10.0, force: bool = False, seeds_per_unit: int | None = None):
     "The backend a run asks for: Dask for a `scheduler` (connected for the block; `--force` measures every unit again), `ProcessPool(jobs)` for `jobs` > 1, else `InProcess()`."
     if scheduler is not None:
         from entropic_bound.cluster import dask_backend                     # Dask only when a scheduler is asked for
-        with dask_backend(scheduler, out, reuse=not force, timeout=scheduler_timeout) as backend: yield backend
+        with dask_backend(scheduler, out, reuse=not force, timeout=scheduler_timeout, seeds_per_unit=seeds_per_unit) as backend: yield backend
     else: yield ProcessPool(jobs) if jobs > 1 else InProcess()
 
 def write_figure1(out, records: list) -> None:
@@ -110,14 +110,15 @@ def write_figure1(out, records: list) -> None:
     atomic_write(Path(out) / "figure1.png", figure_png(fig)); plt.close(fig)
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
-              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`."
+              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
+              seeds_per_unit: int | None = None) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker)."
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise ValueError(f"jobs must be a positive integer or None; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)
     jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
-    with backend_for(out, jobs, scheduler, scheduler_timeout, force) as backend:
+    with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
         records = run_experiments(names, out, preset, seeds, device, backend, force, progress)
     write_figure1(out, records)
     claims = [c for r in records for c in r["claims"]]

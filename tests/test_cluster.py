@@ -87,7 +87,8 @@ def test_killed_worker_unit_is_recomputed(cluster, table4_reference, tmp_path):
     out, box = tmp_path / "killed", {}
 
     def go():
-        try: box["claims"] = reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address)
+        try: box["claims"] = reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address,
+                                       seeds_per_unit=1)
         except BaseException as e: box["error"] = e
 
     pids = client.run(os.getpid)                                       # worker address -> process id
@@ -113,7 +114,7 @@ def test_killed_command_resumes_unit_by_unit(cluster, table4_reference, tmp_path
     c, client = cluster
     out = tmp_path / "resumed"
     args = ["reproduce", "--preset", "smoke", "--seeds", str(len(KILL_SEEDS)), "--only", "table4", "--out", str(out),
-            "--no-progress", "--scheduler", c.scheduler_address]
+            "--no-progress", "--scheduler", c.scheduler_address, "--seeds-per-unit", "1"]
     proc = subprocess.Popen(CLI + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait(lambda: len(_recorded(out, "table4")) >= 2 or proc.poll() is not None, "two recorded units")
@@ -123,7 +124,7 @@ def test_killed_command_resumes_unit_by_unit(cluster, table4_reference, tmp_path
     assert 2 <= kept < len(KILL_SEEDS), f"the command was to be killed mid-run; {kept} units were recorded"
     assert not (out / "table4.csv").exists() and not list((out / ".units").rglob("*.tmp"))   # nothing half-written
     client.wait_for_workers(2, timeout=WAIT)
-    reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address)
+    reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address, seeds_per_unit=1)
     counts = json.loads((out / ".records" / "table4.json").read_text())["units"]
     assert counts["reused"] >= kept and counts["reused"] + counts["computed"] == len(KILL_SEEDS), counts
     for f in ("table4.csv", "claims.json", "summary.md"):
