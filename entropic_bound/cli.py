@@ -87,7 +87,7 @@ def _interrupted(out) -> int:
 def reproduce_command(a) -> int:
     "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold and the count; 0 if all hold, 1 if one does not, 2 on a problem with the output or the cluster, 130 on Ctrl-C."
     from entropic_bound.reproduce import reproduce, claims_count_line
-    from entropic_bound.train import tune_allocator
+    from entropic_bound.policy import tune_allocator
     _check_reproduce(a)
     tune_allocator()                                  # keep the engine's step buffers in the process (glibc)
     t0, cluster_errors = time.perf_counter(), ()

@@ -99,7 +99,7 @@ def load_unit(path: Path, config: dict) -> dict | None:
 def measure_remote(job: Job, version: str = __version__) -> tuple:
     "Measure one unit in a worker -> (job, {seed: data}, seconds): a pure function of the job (a plain dataclass); one CPU thread per worker process."
     from entropic_bound import __version__ as here
-    from entropic_bound.train import set_worker_threads
+    from entropic_bound.policy import set_worker_threads
     if here != version: raise RuntimeError(f"worker has entropic_bound {here}, the command {version}: install the same version everywhere")
     set_worker_threads(1)                                # one core per worker process, the engine's steps included
     return job.measure()

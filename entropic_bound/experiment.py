@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import ast, hashlib, importlib, importlib.util, io, json, os, tempfile, time
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Iterator
@@ -20,7 +19,7 @@ from tqdm import tqdm
 
 from . import __version__
 from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
-from .train import cpu_threads, engine_threads, set_worker_threads
+from .policy import cpu_threads, engine_threads, set_worker_threads
 
 # %% auto #0
 __all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit',
@@ -103,7 +102,7 @@ def units(exp: Experiment, settings, seeds, per_seed: bool = False, groups=None)
             for group in groups if (unit_seeds := tuple(s for s in ss if s in group))]
 
 def measure_unit(exp: Experiment, settings, unit: Unit, device: str = "cpu", progress=None) -> dict:
-    "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `train.engine_threads`) -> {seed: data}."
+    "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `policy.engine_threads`) -> {seed: data}."
     if unit.experiment != exp.name: raise ValueError(f"unit of {unit.experiment!r} given to {exp.name!r}")
     with cpu_threads(device):
         out = exp.measure(settings, unit.part, unit.seeds, device, progress)

@@ -12,14 +12,14 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .train import cpu_threads
-from .spectral import effective_rank, energy_effective_rank, stable_rank, marchenko_pastur_median, noise_edge, _entropy_rank, _mp_edge
+from .policy import cpu_threads
+from .spectral import effective_rank, energy_effective_rank, stable_rank, entropy_rank, mp_edge
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'ROTARY_FAMILIES', 'AuditInputError', 'require', 'default_model_dir',
@@ -413,9 +413,9 @@ def matrix_measures(W) -> dict:
     G = W.T @ W if W.shape[1] <= W.shape[0] else W @ W.T                      # M x M Gram: s_i^2 are its eigenvalues
     s = np.sqrt(np.clip(np.linalg.eigvalsh(G)[::-1], 0, None))
     w = s / s[0]
-    edge = float(_mp_edge(s, W.shape, None, None))                             # §3's MP bulk edge, σ from the median singular value
+    edge = float(mp_edge(s, W.shape, None, None))                             # §3's MP bulk edge, σ from the median singular value
     sigma = edge / (math.sqrt(N) + math.sqrt(M))                               # that σ (spectral.mp_noise_std, from these s)
-    return dict(N=N, M=M, stable_rank=float((w**2).sum()), shannon_rank=float(_entropy_rank(w)), energy_rank=float(_entropy_rank(w**2)),
+    return dict(N=N, M=M, stable_rank=float((w**2).sum()), shannon_rank=float(entropy_rank(w)), energy_rank=float(entropy_rank(w**2)),
                 noise_std=sigma, sigma_rms=sigma / (np.linalg.norm(s) / math.sqrt(N * M)), mp_edge=edge,
                 spikes=int((s > edge).sum()), mp_softrank=float(edge**2 / s[0]**2), sv_max=float(s[0]))
 

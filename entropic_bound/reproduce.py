@@ -4,23 +4,21 @@
 
 # %% ../nbs/90_reproduce.ipynb #84e2dedb
 from __future__ import annotations
-import argparse, importlib, json, os, sys, time
-from contextlib import contextmanager, nullcontext
+import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import torch
-from tqdm import tqdm
 
 from . import __version__
 from .report import markdown_table, count_claims
-from .experiment import (EXPERIMENTS, PRESETS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, experiment,
-                                       figure_png, run_experiments)
-from .train import tune_allocator, engine_threads
+from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, 
+                                       experiment_config, figure_png, reusable_record, run_experiments)
+from .policy import engine_threads
 
 # %% auto #0
-__all__ = ['figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown', 'default_jobs', 'backend_for', 'write_figure1',
-           'reproduce']
+__all__ = ['figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown', 'default_jobs', 'backend_for', 'latest_records',
+           'write_figure1', 'reproduce']
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -100,6 +98,12 @@ def backend_for(out, jobs: int, scheduler=None, scheduler_timeout: float = 10.0,
         from entropic_bound.cluster import dask_backend                     # Dask only when a scheduler is asked for
         with dask_backend(scheduler, out, reuse=not force, timeout=scheduler_timeout, seeds_per_unit=seeds_per_unit) as backend: yield backend
     else: yield ProcessPool(jobs) if jobs > 1 else InProcess()
+
+def latest_records(out, preset: str = "quick", seeds=None) -> list | None:
+    "The records of every experiment under `out` made by this code with `preset` and `seeds` (default: the preset's), in registry order; None if any is missing or stale."
+    seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
+    records = [reusable_record(name, Path(out), experiment_config(name, preset, seeds, "cpu")) for name in EXPERIMENTS]
+    return None if any(r is None for r in records) else records
 
 def write_figure1(out, records: list) -> None:
     "Draw Figure 1 into `out/figure1.png` when the records of Tables 1–3 are among `records`."

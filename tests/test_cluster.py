@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow          # heavy: deselect with pytest -m "not slow"
+
 pytest.importorskip("dask", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
 distributed = pytest.importorskip("distributed", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
 

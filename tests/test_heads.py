@@ -7,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow          # heavy: deselect with pytest -m "not slow"
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 from entropic_bound import cli, heads  # noqa: E402
+from entropic_bound.spectral import noise_edge  # noqa: E402
 
 
 def test_core_import_does_not_load_transformers():
@@ -46,7 +49,7 @@ def test_audit_main_writes_everything(tmp_path, capsys):
 ])
 def test_bad_input_one_line_exit_2_no_output(tmp_path, capsys, argv, arg):
     out = tmp_path / "out"
-    rc = cli.main(["audit", a.format(tmp=tmp_path) for a in argv] + ["--out", str(out), "--no-progress"])
+    rc = cli.main(["audit"] + [a.format(tmp=tmp_path) for a in argv] + ["--out", str(out), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and arg in err[0], err
     assert not out.exists()
@@ -169,6 +172,6 @@ def test_peer_check_weightwatcher():
         assert ours["sv_max"] == pytest.approx(row["sv_max"], rel=1e-5)
         s = np.linalg.svd(W.detach().double().numpy(), compute_uv=False)
         rms = np.linalg.norm(s) / np.sqrt(ours["N"] * ours["M"])
-        edge = heads.noise_edge(ours["N"], ours["M"], row["sigma_mp"] * rms)      # its sigma, our edge formula
+        edge = noise_edge(ours["N"], ours["M"], row["sigma_mp"] * rms)      # its sigma, our edge formula
         assert edge**2 == pytest.approx(row["bulk_max"], rel=1e-4)
         assert edge**2 / s[0]**2 == pytest.approx(row["mp_softrank"], rel=1e-4)

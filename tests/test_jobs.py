@@ -8,7 +8,7 @@ import pytest
 from entropic_bound.cli import main
 from entropic_bound.experiment import EXPERIMENTS
 from entropic_bound.reproduce import default_jobs, reproduce
-from entropic_bound.train import engine_threads, set_engine_threads
+from entropic_bound.policy import engine_threads, set_engine_threads
 
 SEEDS = [0, 1]
 JOBS = 2
