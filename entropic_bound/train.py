@@ -77,18 +77,38 @@ class _Optimizer:
 # %% ../nbs/21_train.ipynb #f0ed05d0
 COMPACT_BELOW = 0.75   # shed converged models once at most this share of the batch is still training (0: never)
 
-def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
-                  rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
-                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
-    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
+def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
+    "Validated settings, then detached copies of `params` {name: (B, ...)} that share one leading batch size with `data`."
     if steps < 1: raise ValueError(f"steps must be >= 1; got {steps}")
     if lr <= 0: raise ValueError(f"lr must be > 0; got {lr}")
-    compact_below = COMPACT_BELOW if compact_below is None else compact_below
     full = {k: v.detach().clone() for k, v in params.items()}
     B = next(iter(full.values())).shape[0]
     if any(v.shape[0] != B for v in full.values()) or (data is not None and any(v.shape[0] != B for v in data.values())):
         raise ValueError("every parameter (and every data tensor) needs the same leading batch size")
-    device = next(iter(full.values())).device
+    return full
+
+def _converged(cur, last, active, rtol, atol):
+    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last`."
+    if rtol is None: return torch.zeros_like(active)
+    return active & ((cur <= atol) | ((last - cur).abs() <= rtol * cur.abs()))
+
+def _shed(full: dict, p: dict, d: dict, rows, active, opt) -> tuple:
+    "Set the frozen models' parameters aside into `full` and keep training only the `active` rows -> (p, d, rows, active)."
+    with torch.no_grad():
+        for k in full: full[k][rows] = p[k].detach()
+    rows, keep = rows[active], active.nonzero().squeeze(-1)
+    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
+    d = {k: v[keep] for k, v in d.items()}
+    opt.keep(keep)
+    return p, d, rows, active[keep]
+
+def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
+                  rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
+                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
+    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
+    compact_below = COMPACT_BELOW if compact_below is None else compact_below
+    full = _start(params, data, steps, lr)
+    B, device = next(iter(full.values())).shape[0], next(iter(full.values())).device
     rows = torch.arange(B, device=device)                      # models still in the batch, as indices into the full batch
     p = {k: v.clone().requires_grad_(True) for k, v in full.items()}
     d = data
@@ -110,19 +130,14 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
                 seen[rows] = cur; history.append(seen.cpu().clone())
                 if not torch.isfinite(cur[active]).all():
                     raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
-                done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur).abs() <= rtol * cur.abs()))
+                done = _converged(cur, last[rows], active, rtol, atol)
                 stopped_at[rows[done].cpu()] = step
                 active &= ~done
                 last[rows] = torch.where(active, cur, last[rows])
                 bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
                 if not active.any(): break
                 if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
-                    with torch.no_grad():
-                        for k in full: full[k][rows] = p[k].detach()
-                    rows, keep = rows[active], active.nonzero().squeeze(-1)
-                    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
-                    d = {k: v[keep] for k, v in d.items()}
-                    opt.keep(keep); active = active[keep]
+                    p, d, rows, active = _shed(full, p, d, rows, active, opt)
         bar.close()
         with torch.no_grad():
             for k in full: full[k][rows] = p[k].detach()
