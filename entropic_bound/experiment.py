@@ -74,7 +74,7 @@ class Experiment:
         return {"main": tuple(seeds)}
 
     def measure(self, settings, part: str, seeds: tuple, device: str = "cpu", progress=None) -> dict:
-        "Measure `part` for `seeds` -> {seed: plain data}."
+        "Measure `part` for `seeds` -> {seed: typed measurement (a frozen dataclass)}."
         raise NotImplementedError
 
     def summarise(self, settings, units: dict) -> ExperimentResult:
