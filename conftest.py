@@ -5,6 +5,9 @@
   count is restored in memory before the cell runs.
 * Cells carrying one of nbdev's test flags (``tst_flags`` in settings.ini, e.g. ``#| slow``) are
   skipped, exactly as ``nbdev_test`` skips them; ``--flags slow`` runs them too.
+* The heavy notebooks (``SLOW_NOTEBOOKS``: the table experiments, real checkpoints, a Dask cluster) and the heavy
+  test files (``pytestmark = pytest.mark.slow``) carry the ``slow`` marker: the README's test command and CI run them,
+  ``pytest -m "not slow"`` leaves them out for a quick local check.
 """
 import configparser
 import re
@@ -16,6 +19,7 @@ _ROOT = Path(__file__).parent
 _cfg = configparser.ConfigParser()
 _cfg.read(_ROOT / "settings.ini")
 TST_FLAGS = set(_cfg["DEFAULT"].get("tst_flags", "").split())
+SLOW_NOTEBOOKS = {"09_real_heads", "31_table1", "32_table2", "33_table3", "34_table4", "35_table5", "91_cluster"}
 _DIRECTIVE = re.compile(r"^\s*#\s*\|\s*([\w-]+)\s*$")
 
 
@@ -30,6 +34,8 @@ def _cell_flags(source: str) -> set:
 
 def pytest_collection_modifyitems(config, items):
     wanted = set(config.getoption("--flags").split())
+    for item in items:
+        if Path(str(getattr(item, "path", item.fspath))).stem in SLOW_NOTEBOOKS: item.add_marker(pytest.mark.slow)
     for i, item in enumerate(items):
         cell = getattr(item, "cell", None)
         if cell is None:

@@ -3,8 +3,8 @@
     python benchmarks/bench_cluster.py [--table table1] [--preset paper] [--seeds 4] [--workers 2]
 
 In process, the experiment is measured as `reproduce` measures it without a scheduler: every seed in one batch,
-one thread. On the cluster, one unit per part and seed, as `reproduce --scheduler local:N` measures it (no unit
-reused). Both wall times include the summary; the cluster's start-up (worker processes, imports) is timed apart.
+one thread. On the cluster, as `reproduce --scheduler local:N` measures it: one unit per part and group of seeds,
+one group per worker (`--seeds-per-unit K`: K seeds a unit), no unit reused. Both wall times include the summary; the cluster's start-up (worker processes, imports) is timed apart.
 The per-unit cost is the compute time of each unit on its worker (Dask's task stream). Prints a ratio, not a
 verdict: the results are checked to be identical, the speed is what it is on this machine.
 """
@@ -17,10 +17,9 @@ import time
 
 import distributed
 
-from entropic_bound.cluster import run_on_cluster
-from entropic_bound.experiment import run, units
-from entropic_bound.reproduce import experiment
-from entropic_bound.train import set_engine_threads
+from entropic_bound.cluster import DaskBackend
+from entropic_bound.experiment import experiment, run, run_experiments, units
+from entropic_bound.policy import set_engine_threads
 
 
 def cpu_name() -> str:
@@ -36,14 +35,13 @@ def main():
     p.add_argument("--preset", default="paper")
     p.add_argument("--seeds", type=int, default=4)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seeds-per-unit", type=int, default=None)
     a = p.parse_args()
     exp, seeds = experiment(a.table), tuple(range(a.seeds))
     settings = exp.settings(a.preset)
-    n_units = len(units(exp, settings, seeds, per_seed=True))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{datetime.date.today()} · {cpu_name()}, {cores} cores available, Python {platform.python_version()}, "
           f"distributed {distributed.__version__} · load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{a.table}, preset {a.preset}, {a.seeds} seeds: {n_units} units")
 
     set_engine_threads(1)                            # one thread, like each worker
     t0 = time.perf_counter()
@@ -59,12 +57,16 @@ def main():
         t_start = time.perf_counter() - t0
         with tempfile.TemporaryDirectory() as out, distributed.get_task_stream(client) as stream:
             t0 = time.perf_counter()
-            there, counts = run_on_cluster(a.table, out, a.preset, seeds, "cpu", client, progress=False, reuse=False)
+            backend = DaskBackend(client, out, reuse=False, seeds_per_unit=a.seeds_per_unit)
+            n_units = len(units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
+            print(f"{a.table}, preset {a.preset}, {a.seeds} seeds: {n_units} units")
+            there = run_experiments([a.table], out, a.preset, seeds, "cpu", backend, force=True, progress=False)[0]
             t_there = time.perf_counter() - t0
+            counts = backend.unit_counts[a.table]
     unit_s = sorted(sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
                     for task in stream.data if str(task["key"]).startswith(f"{a.table}-"))
     assert counts == dict(reused=0, computed=n_units) and len(unit_s) == n_units, (counts, len(unit_s))
-    assert [c.record() for c in there.claims] == [c.record() for c in here.claims], "the cluster's claims differ"
+    assert there["claims"] == [c.record() for c in here.claims], "the cluster's claims differ"
     print(f"LocalCluster, {a.workers} workers x 1 thread: start-up {t_start:.1f} s, run {t_there:.1f} s")
     print(f"per-unit compute on a worker: mean {sum(unit_s) / len(unit_s):.2f} s, min {unit_s[0]:.2f} s, max {unit_s[-1]:.2f} s")
     print(f"in process per seed: {t_here / a.seeds:.2f} s")

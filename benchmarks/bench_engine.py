@@ -25,7 +25,7 @@ import torch
 
 from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.table1 import TABLE1
-from entropic_bound.train import cpu_threads, set_engine_threads
+from entropic_bound.policy import cpu_threads, set_engine_threads
 from entropic_bound.tasks import linear_task
 
 FIXED_STEPS = 500

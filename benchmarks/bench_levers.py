@@ -4,8 +4,8 @@ Table 3's students (quick preset, 3 seeds), trained
 
   A. as one batch to the end (no shedding of converged models), default allocator;
   B. shedding converged models (`train.COMPACT_BELOW`, the default);
-  C. B plus `train.tune_allocator()` (glibc keeps freed step buffers);
-  D. C with the engine's steps on every core (`train.engine_threads()`, the default; A-C set it to one thread).
+  C. B plus `policy.tune_allocator()` (glibc keeps freed step buffers);
+  D. C with the engine's steps on every core (`policy.engine_threads()`, the default; A-C set it to one thread).
 
 Table 2 at the quick preset (3 seeds), one process, the engine on every core:
 
@@ -38,28 +38,28 @@ import sys
 STUDENTS = r"""
 import json, resource, sys, time
 import numpy as np
-from entropic_bound import train
+from entropic_bound import policy, train
 from entropic_bound.experiment import measure_unit, units
 from entropic_bound.table3 import TABLE3
 variant = sys.argv[1]
 if variant == "A": train.COMPACT_BELOW = 0.0
-if variant in ("C", "D"): assert train.tune_allocator()
-if variant != "D": train.set_engine_threads(1)
+if variant in ("C", "D"): assert policy.tune_allocator()
+if variant != "D": policy.set_engine_threads(1)
 s = TABLE3.settings("quick")
 unit = [u for u in units(TABLE3, s, (0, 1, 2)) if u.part == "students"][0]
 t0, f0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 out = measure_unit(TABLE3, s, unit, "cpu", False)
 wall, faults = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 excess = [v for x in sorted(out) for k, v in sorted(out[x]["excess"].items())]
-print(json.dumps(dict(wall=wall, faults=faults, excess=excess, threads=train.engine_threads())))
+print(json.dumps(dict(wall=wall, faults=faults, excess=excess, threads=policy.engine_threads())))
 """
 
 TABLE2 = r"""
 import dataclasses, json, sys, time
-from entropic_bound import train
+from entropic_bound import policy, train
 from entropic_bound.experiment import run
 from entropic_bound.table2 import TABLE2
-assert train.tune_allocator()
+assert policy.tune_allocator()
 s = TABLE2.settings("quick")
 if sys.argv[1] == "T2a": s = dataclasses.replace(s, steps=500, pos_steps=1500)
 t0 = time.perf_counter()
@@ -70,12 +70,13 @@ print(json.dumps(dict(wall=time.perf_counter() - t0, claims={c.id: [c.measured, 
 
 QUICK = r"""
 import json, sys, tempfile, time
-from entropic_bound import predict, train
-from entropic_bound.reproduce import EXPERIMENTS, default_jobs, experiment, reproduce
+from entropic_bound import policy, predict, train
+from entropic_bound.experiment import EXPERIMENTS, experiment
+from entropic_bound.reproduce import default_jobs, reproduce
 variant = sys.argv[1]
-assert train.tune_allocator()
+assert policy.tune_allocator()
 if variant == "Q1": predict._DESIGN_CACHE = 0
-if variant in ("Q1", "Q2"): train.set_engine_threads(1)
+if variant in ("Q1", "Q2"): policy.set_engine_threads(1)
 if variant == "R4":                # the presets live in this process; the workers get the settings made from them
     for name in ("table2", "table3"): experiment(name).presets["quick"]["r_stars"] = (1, 2, 3, 4)
 jobs = 1 if variant in ("Q1", "Q2", "Q3") else default_jobs(list(EXPERIMENTS))
@@ -84,7 +85,7 @@ with tempfile.TemporaryDirectory() as d:
     claims = reproduce(d, "quick", force=True, progress=False, jobs=jobs)
     wall = time.perf_counter() - t0
 r_stars = experiment("table2").settings("quick").r_stars
-print(json.dumps(dict(wall=wall, jobs=jobs, threads=train.engine_threads(), r_stars=r_stars,
+print(json.dumps(dict(wall=wall, jobs=jobs, threads=policy.engine_threads(), r_stars=r_stars,
                       claims={c["id"]: [c["measured"], c["verdict"]] for c in claims})))
 """
 

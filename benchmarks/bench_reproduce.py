@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from entropic_bound.reproduce import EXPERIMENTS, default_jobs, reproduce
-from entropic_bound.train import cpu_threads, engine_threads, set_engine_threads, tune_allocator
+from entropic_bound.policy import cpu_threads, engine_threads, set_engine_threads, tune_allocator
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import bench, report_ceiling  # noqa: E402

@@ -4,16 +4,13 @@
 
 # %% ../nbs/06a_attention_native.ipynb #236b82a2
 from __future__ import annotations
-from dataclasses import dataclass
-import math
 
 import numpy as np
 import torch
 
-from .tasks import attention_task, attention_mixing, AttentionTask, ATTENTION
+from .tasks import attention_mixing, ATTENTION
 from .train import train_batched, seeded_normal, rank_mask
-from .spectral import effective_rank, energy_effective_rank, stable_rank, singular_values, rank_profile
-from .report import ExperimentResult, claim_over_seeds
+from .spectral import rank_profile
 
 # %% auto #0
 __all__ = ['init_students', 'student_kernel', 'student_outputs', 'kernel_dof', 'fit_students', 'kernel_ranks', 'subspace_overlap',

@@ -4,19 +4,16 @@
 
 # %% ../nbs/91_cluster.ipynb #b9125e9a
 from __future__ import annotations
-import contextlib, os, pickle, re, time
+import contextlib, math, os, pickle, re
 from concurrent.futures import CancelledError
 from pathlib import Path
 
-from tqdm import tqdm
-
 from . import __version__
-from .experiment import Unit, measure_unit, summarise_units, units
-from .reproduce import atomic_write, config_key, experiment, experiment_config
+from .experiment import Job, Unit, atomic_write, config_key, experiment_config
 
 # %% auto #0
 __all__ = ['EXTRA', 'CONNECT_TIMEOUT', 'ClusterError', 'parse_scheduler', 'check_scheduler', 'connect', 'unit_config',
-           'unit_path', 'save_unit', 'load_unit', 'measure_remote', 'run_on_cluster']
+           'unit_path', 'save_unit', 'load_unit', 'measure_remote', 'DaskBackend', 'dask_backend']
 
 # %% ../nbs/91_cluster.ipynb #82c3b105
 EXTRA = "pip install 'entropic_bound[cluster]'"
@@ -81,8 +78,8 @@ def unit_path(out, unit: Unit, config: dict) -> Path:
     seeds = "-".join(str(s) for s in unit.seeds)
     return Path(out) / ".units" / unit.experiment / f"{unit.part}-seed{seeds}-{config_key(config)}.pkl"
 
-# The unit files are this library's own cache: plain nested dicts of numbers, numpy arrays and
-# int-keyed maps, which JSON cannot hold, so they are pickled. They are written only by `save_unit`
+# The unit files are this library's own cache: typed measurements (dataclasses of numbers and
+# arrays), which JSON cannot hold, so they are pickled. They are written only by `save_unit`
 # below and read only from the results folder of a run; as with any pickle, do not load unit files
 # that someone else gave you.
 def save_unit(path: Path, config: dict, data: dict) -> None:
@@ -99,47 +96,65 @@ def load_unit(path: Path, config: dict) -> dict | None:
     return rec["data"] if isinstance(rec, dict) and rec.get("config") == config else None
 
 # %% ../nbs/91_cluster.ipynb #7a907e84
-def measure_remote(name: str, settings, unit: Unit, device: str = "cpu", version: str = __version__) -> dict:
-    "Measure one unit in a worker: a pure function of the settings (a plain dataclass), the unit and the device -> {seed: data}; one CPU thread per worker process."
+def measure_remote(job: Job, version: str = __version__) -> tuple:
+    "Measure one unit in a worker -> (job, {seed: data}, seconds): a pure function of the job (a plain dataclass); one CPU thread per worker process."
     from entropic_bound import __version__ as here
-    from entropic_bound.train import set_worker_threads
+    from entropic_bound.policy import set_worker_threads
     if here != version: raise RuntimeError(f"worker has entropic_bound {here}, the command {version}: install the same version everywhere")
     set_worker_threads(1)                                # one core per worker process, the engine's steps included
-    return measure_unit(experiment(name), settings, unit, device)
+    return job.measure()
 
-def _lost(name: str, done: int, total: int, folder: Path, e: BaseException) -> ClusterError:
-    return ClusterError(f"{name}: the cluster lost the run ({type(e).__name__}: {e}); {done} of {total} units are recorded "
-                        f"in {folder}; run the same command again to resume")
+def _lost(out, done: int, total: int, e: BaseException) -> ClusterError:
+    return ClusterError(f"the cluster lost the run ({type(e).__name__}: {e}); {done} of {total} units are recorded "
+                        f"under {Path(out) / '.units'}; run the same command again to resume")
 
-def run_on_cluster(name: str, out, preset: str, seeds, device: str, scheduler, progress: bool | None = None,
-                   retries: int = 3, timeout: float = CONNECT_TIMEOUT, reuse: bool = True):
-    "Experiment `name` on Dask: reuse every unit recorded under `out`, measure the others on the workers (one per part and seed), record each as it arrives, then summarise here. `scheduler`: a `dask.distributed.Client`, or a `--scheduler` string; `reuse=False` measures every unit again. Returns (ExperimentResult, {'reused': k, 'computed': m})."
-    if isinstance(scheduler, str):
-        with connect(scheduler, timeout) as client:
-            return run_on_cluster(name, out, preset, seeds, device, client, progress, retries, timeout, reuse)
-    dd, client = _distributed(), scheduler
-    exp = experiment(name); settings = exp.settings(preset); seeds = tuple(seeds)
-    measured, todo = {}, {}
-    for u in units(exp, settings, seeds, per_seed=True):
-        cfg = unit_config(name, preset, u, device); path = unit_path(out, u, cfg)
-        data = load_unit(path, cfg) if reuse else None
-        if data is None: todo[u] = (cfg, path)
-        else: measured[u] = data
-    reused, total, folder = len(measured), len(measured) + len(todo), Path(out) / ".units" / name
-    futures = {client.submit(measure_remote, name, settings, u, device, __version__, retries=retries,
-                             key=f"{name}-{u.part}-seed{'-'.join(map(str, u.seeds))}-{config_key(cfg)}"): u for u, (cfg, _) in todo.items()}
-    bar = tqdm(total=total, initial=reused, desc=f"{name} units", leave=False, disable=None if progress is None else not progress)
-    try:
-        for fut in dd.as_completed(futures):
-            u = futures[fut]
-            data = fut.result()
-            save_unit(todo[u][1], todo[u][0], data); measured[u] = data; bar.update()
-    except (CancelledError, dd.KilledWorker, TimeoutError) as e:
-        raise _lost(name, len(measured), total, folder, e) from None
-    except OSError as e:
-        if type(e).__module__.startswith("distributed"): raise _lost(name, len(measured), total, folder, e) from None
-        raise
-    finally:
-        bar.close()
-        for fut in futures: fut.release()
-    return summarise_units(exp, settings, seeds, measured), dict(reused=reused, computed=len(measured) - reused)
+class DaskBackend:
+    "Backend of `run_experiments` on a Dask `client`: the seeds cut into one group per worker (or `seeds_per_unit` each); units recorded under `out` are reused (`reuse`), the others measured on the workers and recorded as each arrives."
+    def __init__(self, client, out, reuse: bool = True, retries: int = 3, seeds_per_unit: int | None = None):
+        self.client, self.out, self.reuse, self.retries, self.seeds_per_unit = client, Path(out), reuse, retries, seeds_per_unit
+        self.unit_counts = {}                                   # experiment -> {'reused': k, 'computed': m}
+
+    def seed_groups(self, seeds) -> list:
+        "Consecutive groups of seeds: `seeds_per_unit` each, or as few as give every worker one."
+        workers = max(1, len(self.client.scheduler_info()["workers"]))
+        size = self.seeds_per_unit or math.ceil(len(seeds) / workers)
+        return [tuple(seeds[i:i + size]) for i in range(0, len(seeds), size)]
+
+    def _recorded(self, jobs: list) -> tuple:
+        "The recorded units among `jobs` as (job, data, 0.0), and {job: (config, path)} of the rest."
+        found, todo = [], {}
+        for job in jobs:
+            cfg = unit_config(job.name, job.preset, job.unit, job.device)
+            path = unit_path(self.out, job.unit, cfg)
+            data = load_unit(path, cfg) if self.reuse else None
+            if data is None: todo[job] = (cfg, path)
+            else: found.append((job, data, 0.0))
+            self.unit_counts.setdefault(job.name, dict(reused=0, computed=0))
+        return found, todo
+
+    def measure(self, jobs: list):
+        dd = _distributed()
+        found, todo = self._recorded(jobs)
+        for job, data, seconds in found:
+            self.unit_counts[job.name]["reused"] += 1; yield job, data, seconds
+        futures = {self.client.submit(measure_remote, job, __version__, retries=self.retries,
+                                      key=f"{job.name}-{job.unit.part}-seed{'-'.join(map(str, job.unit.seeds))}-{config_key(cfg)}"): job
+                   for job, (cfg, _) in todo.items()}
+        saved = len(found)
+        try:
+            for fut in dd.as_completed(futures):
+                job, data, seconds = fut.result()
+                save_unit(todo[job][1], todo[job][0], data); saved += 1; self.unit_counts[job.name]["computed"] += 1
+                yield job, data, seconds
+        except (CancelledError, dd.KilledWorker, TimeoutError) as e: raise _lost(self.out, saved, len(jobs), e) from None
+        except OSError as e:
+            if type(e).__module__.startswith("distributed"): raise _lost(self.out, saved, len(jobs), e) from None
+            raise
+        finally:
+            for fut in futures: fut.release()
+
+@contextlib.contextmanager
+def dask_backend(scheduler, out, reuse: bool = True, timeout: float = CONNECT_TIMEOUT, **kw):
+    "A `DaskBackend` on `scheduler` (a `--scheduler` string, connected for the block, or a `dask.distributed.Client`)."
+    if not isinstance(scheduler, str): yield DaskBackend(scheduler, out, reuse, **kw); return
+    with connect(scheduler, timeout) as client: yield DaskBackend(client, out, reuse, **kw)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_your_data.ipynb #b06872dd
 from __future__ import annotations
-import argparse, json, math, sys
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,13 +13,12 @@ from matplotlib.figure import Figure
 
 from .spectral import RankDecision, power_of_two_scale, energy_effective_rank
 from .linear import linear_rank_decision
-from .train import cpu_threads
+from .policy import cpu_threads
 from .predict import (qk_rank_decision, min_qk_samples, estimated_attention, log_attention_fit,
-                                    observation_noise_edge, fit_spectrum_and_edge, _qk_inputs)
-from .train import cpu_threads
+                                    observation_noise_edge, fit_spectrum_and_edge, qk_inputs)
 
 # %% auto #0
-__all__ = ['KINDS', 'RankEstimate', 'estimate', 'load_samples', 'estimate_main']
+__all__ = ['KINDS', 'DATA_LIMITED', 'RankEstimate', 'real_array', 'estimate', 'load_samples']
 
 # %% ../nbs/10_your_data.ipynb #24d9ea26
 KINDS = ("token-mixing", "linear-qk", "softmax-qk")
@@ -95,23 +94,19 @@ class RankEstimate:
         return fig
 
 # %% ../nbs/10_your_data.ipynb #98707eac
-from .spectral import as_float64_array, _checked_number, _checked_noise_std
+from .spectral import InsufficientDataError, as_float64_array, checked_number, checked_noise_std
 
-def _real_array(a, name: str, ndim: int) -> np.ndarray:
+def real_array(a, name: str, ndim: int) -> np.ndarray:
     "`a` (array, tensor or nested list) as a float64 ndarray of `ndim` dims, `(n, T, d)` or `(d, d_v)`, by the library's one array validator (`as_float64_array`): an error naming `name` for missing, complex, non-numeric, empty, non-finite or wrongly shaped input."
     return as_float64_array(a, name, ndim=ndim, shape="(n, T, d)" if ndim == 3 else "(d, d_v)")
 
 # %% ../nbs/10_your_data.ipynb #771bbdee
-_DATA_LIMITS = ("too few samples", "singular", "no residual degrees of freedom", "need p >= 1 and N >= 2", "no positive entry")
-
-def _data_limited(e: ValueError) -> bool:
-    "Whether a decision failed because the data cannot determine it (too few samples, a singular design), not because of bad input."
-    return any(s in str(e).lower() for s in _DATA_LIMITS)
+DATA_LIMITED = (InsufficientDataError, np.linalg.LinAlgError)   # the data cannot determine a rank: "not enough data", not bad input
 
 # %% ../nbs/10_your_data.ipynb #5caa070b
 def _softmax_decision(X, Y, V, noise_std=None, draws: int = 16, scales=None, edge=None):
     "Log-inversion route of §6 on `X` (n, T, d), `Y` (n, T, d_v), `V` (d, d_v), each divided by a power of two (or by `scales`): observation-noise edge with σ given, misfit edge without, or a fixed `edge` -> (RankDecision, energy rank of K̂)."
-    X, Y, V = _qk_inputs(X, Y, V, noise_std)
+    X, Y, V = qk_inputs(X, Y, V, noise_std)
     scales = scales or {"X": power_of_two_scale(X), "Y": power_of_two_scale(Y), "V": power_of_two_scale(V)}
     X, Y, V = X / scales["X"], Y / scales["Y"], V / scales["V"]
     route = lambda Y_, s=None: log_attention_fit(X, estimated_attention(X, Y_, V), s)
@@ -144,8 +139,7 @@ def _resampled_ranks(kind, X, Y, V, noise_std, B: int, fraction: float, seed: in
         try:
             if kind == "softmax-qk": out[b] = _softmax_decision(X[i], Y[i], V, noise_std, scales=dec.scales, edge=dec.edge)[0].rank
             else: out[b] = _decide(kind, None if X is None else X[i], Y[i], V, noise_std)[0].rank
-        except ValueError as e:
-            if not _data_limited(e): raise
+        except DATA_LIMITED: pass
     return out
 
 # %% ../nbs/10_your_data.ipynb #361c97f0
@@ -167,10 +161,10 @@ def _identifiability_warnings(kind, shape, value_known: bool, noise_std, rank) -
 def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     "ValueError naming the argument for a bad `kind`, `noise_std`, `bootstrap`, `fraction` or `min_agreement`."
     if kind not in KINDS: raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    _checked_noise_std(noise_std, allow_none=True)
-    _checked_number(bootstrap, "bootstrap", integer=True, low=0)                       # the number of resamples
-    _checked_number(fraction, "fraction", low=0, high=1, open_low=True)
-    _checked_number(min_agreement, "min_agreement", low=0, high=1)
+    checked_noise_std(noise_std, allow_none=True)
+    checked_number(bootstrap, "bootstrap", integer=True, low=0)                       # the number of resamples
+    checked_number(fraction, "fraction", low=0, high=1, open_low=True)
+    checked_number(min_agreement, "min_agreement", low=0, high=1)
 
 def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: float | None = None, bootstrap: int = 200,
              seed: int = 0, fraction: float = 0.8, min_agreement: float = 0.5) -> RankEstimate:
@@ -181,11 +175,11 @@ def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: floa
 def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement) -> RankEstimate:
     "The body of `estimate`, on one thread."
     if Y is None: raise ValueError("Y is required: the outputs, shape (n, T, d)")
-    Y = _real_array(Y, "Y", 3)
+    Y = real_array(Y, "Y", 3)
     if kind != "token-mixing":
         if X is None: raise ValueError(f"X is required for kind={kind!r}: the inputs, shape (n, T, d)")
-        X, V = _real_array(X, "X", 3), None if V is None else _real_array(V, "V", 2)
-        _qk_inputs(X, Y, V, noise_std)                                           # matching n, T and V's shape, or ValueError
+        X, V = real_array(X, "X", 3), None if V is None else real_array(V, "V", 2)
+        qk_inputs(X, Y, V, noise_std)                                           # matching n, T and V's shape, or ValueError
     else: X = V = None
     n, T, d_v = Y.shape
     shape = dict(n=n, T=T, d=d_v if X is None else X.shape[2]) | ({} if X is None else dict(d_v=d_v))
@@ -193,8 +187,7 @@ def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement
         return RankEstimate(kind, None, "softmax attention with V unknown: kernel and value map are not identifiable from data alone (§6); pass V",
                             None, np.zeros(0, np.int64), float("nan"), _identifiability_warnings(kind, shape, False, noise_std, None), shape)
     try: dec, extra = _decide(kind, X, Y, V, noise_std)
-    except ValueError as e:
-        if not _data_limited(e): raise
+    except DATA_LIMITED as e:
         return RankEstimate(kind, None, str(e), None, np.zeros(0, np.int64), float("nan"),
                             _identifiability_warnings(kind, shape, V is not None, noise_std, None), shape)
     boot = _resampled_ranks(kind, X, Y, V, noise_std, bootstrap, fraction, seed, dec)
@@ -253,41 +246,3 @@ def load_samples(data, v=None) -> dict:
         if len(vs) != 1 and "V" not in vs: raise ValueError(f"{v}: expected one array, or one named 'V'; found {sorted(vs)}")
         arrays["V"] = vs["V"] if "V" in vs else next(iter(vs.values()))
     return {k: arrays.get(k) for k in ("X", "Y", "V")}
-
-# %% ../nbs/10_your_data.ipynb #f113240d
-class _UsageError(Exception): "A command-line mistake, reported in one line."
-
-class _Parser(argparse.ArgumentParser):
-    "argparse that raises instead of printing usage and exiting."
-    def error(self, message): raise _UsageError(message)
-
-def _estimate_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="entropic-bound estimate", description="Estimate r* of your own samples before any training.")
-    p.add_argument("data", nargs="+", metavar="DATA", help=".npz/.pt/.safetensors with arrays X, Y (optional V), a .npy of Y, or two .npy files X Y")
-    p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
-    p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
-    p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
-    p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resamples (default 0)")
-    p.add_argument("--out", metavar="DIR", help="write DIR/estimate.json and DIR/estimate.png")
-    p.add_argument("--json", action="store_true", help="print the JSON record to stdout instead of the report")
-    return p
-
-def estimate_main(argv: list[str] | None = None) -> int:
-    "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on misuse or bad data (one line on stderr, nothing written)."
-    try:
-        a = _estimate_parser().parse_args(sys.argv[1:] if argv is None else argv)
-        arrays = load_samples(a.data, a.v)
-        if a.kind == "token-mixing" and arrays["X"] is not None: _real_array(arrays["X"], "X", 3)   # a bad X is an error even when unused
-        est = estimate(arrays["X"], arrays["Y"], a.kind, arrays["V"], a.noise_std, a.bootstrap, a.seed)
-    except SystemExit as e: return int(e.code or 0)                             # --help
-    except (_UsageError, ValueError) as e:
-        print(f"entropic-bound estimate: error: {e}", file=sys.stderr)
-        return 2
-    record = est.to_dict()
-    if a.out:
-        out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-        (out / "estimate.json").write_text(json.dumps(record, indent=1) + "\n")
-        est.plot().savefig(out / "estimate.png", dpi=120)
-    print(json.dumps(record, indent=1) if a.json else est.summary())
-    return 0

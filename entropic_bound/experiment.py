@@ -8,17 +8,25 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import ast, hashlib, importlib.util, json
+import ast, hashlib, importlib, importlib.util, io, json, os, tempfile, time
 from importlib import resources
 from pathlib import Path
+from typing import Iterator
 
-from .report import ExperimentResult, flat_cells, spread_tolerance, compare_cells
-from .train import cpu_threads
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from . import __version__
+from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
+from .policy import cpu_threads, engine_threads, set_worker_threads
 
 # %% auto #0
-__all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment',
-           'units', 'measure_unit', 'summarise_units', 'run', 'result_cells', 'reference_entry', 'load_reference',
-           'check_reference', 'assert_reproduces', 'code_identity']
+__all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit',
+           'Experiment', 'OnePartExperiment', 'units', 'measure_unit', 'summarise_units', 'run', 'result_cells',
+           'reference_entry', 'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'experiment',
+           'plain', 'experiment_config', 'config_key', 'atomic_write', 'figure_png', 'reusable_record', 'write_record',
+           'Job', 'InProcess', 'ProcessPool', 'run_experiments']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -66,7 +74,7 @@ class Experiment:
         return {"main": tuple(seeds)}
 
     def measure(self, settings, part: str, seeds: tuple, device: str = "cpu", progress=None) -> dict:
-        "Measure `part` for `seeds` -> {seed: plain data}."
+        "Measure `part` for `seeds` -> {seed: typed measurement (a frozen dataclass)}."
         raise NotImplementedError
 
     def summarise(self, settings, units: dict) -> ExperimentResult:
@@ -86,14 +94,15 @@ class OnePartExperiment(Experiment):
     def summarise(self, settings, units): return self._summarise(settings, units["main"])
 
 # %% ../nbs/30_experiment.ipynb #d2e8ef60
-def units(exp: Experiment, settings, seeds, per_seed: bool = False) -> list:
-    "The units of `exp` for `seeds`: one per part (all its seeds together), or one per part and seed."
+def units(exp: Experiment, settings, seeds, per_seed: bool = False, groups=None) -> list:
+    "The units of `exp` for `seeds`: per part, one unit for each group of seeds (`groups`: a list of seed tuples; default all seeds in one group, or one group per seed with `per_seed`)."
     seeds = seed_tuple(seeds)
-    return [Unit(exp.name, part, (s,) if per_seed else ss) for part, ss in exp.parts(settings, seeds).items()
-            for s in (ss if per_seed else [None])]
+    groups = [(s,) for s in seeds] if per_seed else [seeds] if groups is None else [tuple(g) for g in groups]
+    return [Unit(exp.name, part, unit_seeds) for part, ss in exp.parts(settings, seeds).items()
+            for group in groups if (unit_seeds := tuple(s for s in ss if s in group))]
 
 def measure_unit(exp: Experiment, settings, unit: Unit, device: str = "cpu", progress=None) -> dict:
-    "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `train.engine_threads`) -> {seed: data}."
+    "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `policy.engine_threads`) -> {seed: data}."
     if unit.experiment != exp.name: raise ValueError(f"unit of {unit.experiment!r} given to {exp.name!r}")
     with cpu_threads(device):
         out = exp.measure(settings, unit.part, unit.seeds, device, progress)
@@ -182,3 +191,161 @@ def code_identity(module: str) -> str:
     digest = hashlib.sha256()
     for name in sorted(sources): digest.update(f"{name}\n{sources[name]}\n".encode())
     return digest.hexdigest()[:16]
+
+# %% ../nbs/30_experiment.ipynb #2001a33d
+EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
+PRESETS = ("quick", "paper", "smoke")
+DEFAULT_SEEDS = {"quick": 3, "paper": 5, "smoke": 2}
+
+def experiment(name: str) -> Experiment:
+    "The `Experiment` object registered as `name`."
+    if name not in EXPERIMENTS: raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    module, attr = EXPERIMENTS[name].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+# %% ../nbs/30_experiment.ipynb #56e462ac
+def plain(x):
+    "`x` with numpy/torch scalars and arrays turned into plain JSON types (dict keys become strings)."
+    if isinstance(x, dict): return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [plain(v) for v in x]
+    if isinstance(x, torch.Tensor): return plain(x.detach().cpu().numpy())
+    if isinstance(x, np.ndarray): return plain(x.tolist())
+    if isinstance(x, (np.floating,)): return float(x)
+    if isinstance(x, (np.integer,)): return int(x)
+    if isinstance(x, (np.bool_,)): return bool(x)
+    return x
+
+def experiment_config(name: str, preset: str, seeds, device: str) -> dict:
+    "The full configuration of one experiment run: its validated settings, seeds, device, the library version and the identity of its code (`code_identity`)."
+    settings = experiment(name).settings(preset)
+    return plain(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__,
+                      code=code_identity(EXPERIMENTS[name].split(":")[0])))
+
+def config_key(config: dict) -> str:
+    "Short stable hash of a configuration."
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+def _umask() -> int:
+    "The process's file-creation mask (read by setting it and putting it back)."
+    mask = os.umask(0o022); os.umask(mask); return mask
+
+def atomic_write(path: Path, data) -> None:
+    "Write `data` (str or bytes) to `path` through a temporary file and a rename: readers never see a partial file. The file gets the mode any new file gets here (0666 less the umask), not the temporary file's 0600."
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp): os.unlink(tmp)
+        raise
+
+# %% ../nbs/30_experiment.ipynb #78daaf2e
+def figure_png(fig) -> bytes:
+    "A matplotlib figure as PNG bytes."
+    buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
+
+def reusable_record(name: str, out: Path, config: dict) -> dict | None:
+    "The record of experiment `name` under `out` if it was made with `config` and its files are all there, else None."
+    record_path = Path(out) / ".records" / f"{name}.json"
+    if not record_path.exists(): return None
+    record = json.loads(record_path.read_text())
+    if record.get("key") == config_key(config) and all((Path(out) / f).exists() for f in record["files"]):
+        return record | dict(reused=True)
+    return None
+
+def write_record(out: Path, config: dict, result: ExperimentResult, seconds: float, unit_counts=None) -> dict:
+    "Write `<name>.csv`, the figures and (last) the record of a summarised experiment under `out`; return the record."
+    import matplotlib.pyplot as plt
+    out, name = Path(out), config["experiment"]
+    exp, files = experiment(name), [f"{name}.csv"]
+    atomic_write(out / f"{name}.csv", csv_table(result.rows))
+    for stem, fig in result.figures.items():
+        atomic_write(out / f"{stem}.png", figure_png(fig)); files.append(f"{stem}.png"); plt.close(fig)
+    record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=plain(result.rows),
+                  claims=[c.record() for c in result.claims], extra=plain(result.extra), files=files, seconds=seconds, reused=False)
+    if unit_counts is not None: record["units"] = unit_counts
+    atomic_write(out / ".records" / f"{name}.json", json.dumps(record, indent=1))
+    return record
+
+# %% ../nbs/30_experiment.ipynb #873c0c67
+@dataclass(frozen=True)
+class Job:
+    "One unit of one experiment to measure, with everything a worker needs: a pure function of these fields."
+    name: str
+    preset: str
+    settings: Any
+    unit: Unit
+    device: str = "cpu"
+
+    def measure(self) -> tuple:
+        "Measure the unit here -> (self, {seed: data}, seconds)."
+        t0 = time.perf_counter()
+        data = measure_unit(experiment(self.name), self.settings, self.unit, self.device)
+        return self, data, time.perf_counter() - t0
+
+class InProcess:
+    "Backend: measure every unit in this process, one after another, all seeds of a part in one unit."
+    def seed_groups(self, seeds) -> list: return [tuple(seeds)]
+    def measure(self, jobs: list) -> Iterator[tuple]:
+        for job in jobs: yield job.measure()
+    unit_counts = None
+
+def _pool_init(threads: int):
+    "Set up a `ProcessPool` worker: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle."
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    set_worker_threads(threads)
+
+def _measure_job(job: Job) -> tuple: return job.measure()
+
+class ProcessPool(InProcess):
+    "Backend: measure the units on `workers` fresh worker processes of this machine (spawn), each engine on its share of the cores. A script that uses it needs the usual `if __name__ == '__main__':` guard."
+    def __init__(self, workers: int): self.workers = workers
+    def measure(self, jobs: list) -> Iterator[tuple]:
+        import multiprocessing
+        if not jobs: return
+        workers = min(self.workers, len(jobs))                      # the cores shared among the workers there are
+        pool = multiprocessing.get_context("spawn").Pool(workers, _pool_init, (max(1, engine_threads() // workers),))
+        try:
+            yield from pool.imap_unordered(_measure_job, jobs)
+            pool.close()
+        except BaseException:
+            pool.terminate(); raise                                  # Ctrl-C or a failed unit: stop every worker now
+        finally: pool.join()
+
+# %% ../nbs/30_experiment.ipynb #f8b90521
+@dataclass
+class _Pending:
+    "An experiment being measured: its settings, configuration, units and the data in so far."
+    exp: Experiment
+    settings: Any
+    config: dict
+    units: list
+    measured: dict = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0
+
+def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu", backend=None,
+                    force: bool = False, progress: bool | None = None) -> list:
+    "Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures and record under `out`; returns the records in the order of `names`."
+    out, seeds, backend = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend
+    (out / ".records").mkdir(parents=True, exist_ok=True)
+    records, pending = {}, {}
+    for name in names:
+        config = experiment_config(name, preset, seeds, device)
+        if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
+        exp = experiment(name); settings = exp.settings(preset)
+        pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
+    jobs = [Job(name, preset, p.settings, u, device) for name, p in pending.items() for u in p.units]
+    with tqdm(total=len(jobs), desc="units", disable=None if progress is None else not progress) as bar:
+        for job, data, seconds in backend.measure(jobs):
+            p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
+            bar.update(); bar.set_postfix_str(f"{job.name}/{job.unit.part}")
+            if len(p.measured) == len(p.units):                          # all of its units: summarise and write
+                t0 = time.perf_counter()
+                result = summarise_units(p.exp, p.settings, seeds, p.measured)
+                counts = None if backend.unit_counts is None else backend.unit_counts.get(job.name)
+                records[job.name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts)
+    return [records[n] for n in names]

@@ -4,7 +4,6 @@
 
 # %% ../nbs/09_real_heads.ipynb #ab61276d
 from __future__ import annotations
-import argparse
 import csv
 import importlib
 import importlib.resources
@@ -13,14 +12,14 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .train import cpu_threads
-from .spectral import effective_rank, energy_effective_rank, stable_rank, marchenko_pastur_median, noise_edge, _entropy_rank, _mp_edge
+from .policy import cpu_threads
+from .spectral import effective_rank, energy_effective_rank, stable_rank, entropy_rank, mp_edge
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'ROTARY_FAMILIES', 'AuditInputError', 'require', 'default_model_dir',
@@ -29,8 +28,7 @@ __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'ROTARY_FAMILIES', 'AuditInputE
            'energy_components', 'static_head_ranks', 'HeadStates', 'head_states', 'whitened_order', 'static_order',
            'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_ranks',
            'split_sequences', 'measure_layer', 'error_curves', 'matrix_measures', 'layer_table', 'HeadsReport',
-           'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures', 'write_audit', 'audit',
-           'audit_main']
+           'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures', 'write_audit', 'audit']
 
 # %% ../nbs/09_real_heads.ipynb #1bcbe30b
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -415,9 +413,9 @@ def matrix_measures(W) -> dict:
     G = W.T @ W if W.shape[1] <= W.shape[0] else W @ W.T                      # M x M Gram: s_i^2 are its eigenvalues
     s = np.sqrt(np.clip(np.linalg.eigvalsh(G)[::-1], 0, None))
     w = s / s[0]
-    edge = float(_mp_edge(s, W.shape, None, None))                             # §3's MP bulk edge, σ from the median singular value
+    edge = float(mp_edge(s, W.shape, None, None))                             # §3's MP bulk edge, σ from the median singular value
     sigma = edge / (math.sqrt(N) + math.sqrt(M))                               # that σ (spectral.mp_noise_std, from these s)
-    return dict(N=N, M=M, stable_rank=float((w**2).sum()), shannon_rank=float(_entropy_rank(w)), energy_rank=float(_entropy_rank(w**2)),
+    return dict(N=N, M=M, stable_rank=float((w**2).sum()), shannon_rank=float(entropy_rank(w)), energy_rank=float(entropy_rank(w**2)),
                 noise_std=sigma, sigma_rms=sigma / (np.linalg.norm(s) / math.sqrt(N * M)), mp_edge=edge,
                 spikes=int((s > edge).sum()), mp_softrank=float(edge**2 / s[0]**2), sv_max=float(s[0]))
 
@@ -595,38 +593,3 @@ def audit(model=None, text=None, out="audit", device: str = "cpu", tol: float = 
     model_name = "all-MiniLM-L6-v2 (shipped)" if model is None else Path(model).name
     write_audit(report, out, model_name, "default text (shipped)" if text is None else text_path.name, notes)
     return report
-
-# %% ../nbs/09_real_heads.ipynb #3b3e54cb
-class _AuditParser(argparse.ArgumentParser):
-    "Argument parser whose errors become one AuditInputError line instead of usage text."
-    def error(self, message): raise AuditInputError("usage", message)
-
-def _audit_parser() -> argparse.ArgumentParser:
-    p = _AuditParser(prog="entropic-bound audit", description="Per-head static vs attention-native rank of a checkpoint on text.")
-    p.add_argument("--model", metavar="DIR", help="checkpoint folder (config.json, weights, tokenizer.json); default: the shipped all-MiniLM-L6-v2")
-    p.add_argument("--text", metavar="FILE", help="UTF-8 text, one passage per line; default: the shipped text")
-    p.add_argument("--out", metavar="DIR", default="audit", help="output folder (default: audit)")
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
-    p.add_argument("--tol", type=float, default=0.05, help="tolerance on attention total variation, in (0, 1) (default 0.05)")
-    p.add_argument("--tol-out", type=float, default=None, help="tolerance on the head-output energy share (default: --tol)")
-    p.add_argument("--seq-len", type=int, default=128, help="tokens per packed sequence (default 128)")
-    p.add_argument("--max-sequences", type=int, default=None, help="measure at most this many sequences")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fit / held-out split")
-    p.add_argument("--curves", type=int, default=4, help="heads whose full error-vs-rank curves are drawn (default 4)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
-
-def audit_main(argv: list[str] | None = None) -> int:
-    "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input."
-    try:
-        a = _audit_parser().parse_args(argv)
-        audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
-              log=lambda s: print(s, file=sys.stderr))
-    except SystemExit as e: return int(e.code or 0)                     # --help
-    except AuditInputError as e:
-        arg = "" if e.arg == "usage" else "--"
-        print(f"entropic-bound audit: error: {arg}{e}", file=sys.stderr); return 2
-    except ImportError as e:
-        print(f"entropic-bound audit: error: {e}", file=sys.stderr); return 2
-    print(f"entropic-bound audit: wrote heads.csv, layers.csv, summary.md and figures to {a.out}")
-    return 0

@@ -5,14 +5,11 @@
 # %% ../nbs/05_ladder.ipynb #52796749
 from __future__ import annotations
 from dataclasses import dataclass
-import math
 
-import numpy as np
 import torch
 
 from .tasks import linear_task, attention_mixing
 from .train import seeded_normal, train_batched, rank_mask
-from .report import Claim, ExperimentResult, claim_over_seeds
 
 # %% auto #0
 __all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'token_mixing', 'ladder_forward',

@@ -10,12 +10,11 @@ import math
 import numpy as np
 import torch
 
-from matplotlib.figure import Figure
 
-from .spectral import (effective_rank, energy_effective_rank, stable_rank, corrected_effective_rank, rank_profile,
-                                     noise_edge, wishart_edge)
-from .train import train_batched, seeded_normal, TrainResult, rank_mask
-from .tasks import LinearTask, linear_task
+from .spectral import (effective_rank, energy_effective_rank, rank_profile, 
+                                     wishart_edge)
+from .train import train_batched, seeded_normal, rank_mask
+from .tasks import linear_task
 
 # %% auto #0
 __all__ = ['excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments', 'task_moments', 'empirical_risk',
@@ -215,7 +214,7 @@ def sample_size_sweep(ns, seeds=(0, 1, 2), T: int = 16, d: int = 12, r_star: int
     return {k: np.stack(v) for k, v in out.items()} | dict(n=np.asarray(ns))
 
 # %% ../nbs/04_linear_surrogate.ipynb #1ee5a4b4
-from .spectral import as_float64_array, _checked_noise_std
+from .spectral import as_float64_array, checked_noise_std
 
 def _samples(Y, name: str = "Y") -> torch.Tensor:
     "`Y` (numpy or torch) as a float64 CPU tensor of shape (n, T, d), or an error naming `name` (the library's one array validator, `as_float64_array`)."
@@ -233,7 +232,7 @@ from .spectral import RankDecision, power_of_two_scale
 
 def linear_rank_decision(Y, noise_std: float | None = None, level: float = 0.99) -> RankDecision:
     "The data-only decision for r* of the fixed-operator task from outputs `Y` (n, T, d): eigenvalues of S = (1/(nd)) Σ Y_i Y_iᵀ (Y divided by a power of two first) against the Tracy–Widom `level` edge; σ estimated when `noise_std` is None."
-    noise_std = _checked_noise_std(noise_std, allow_none=True)
+    noise_std = checked_noise_std(noise_std, allow_none=True)
     Y = _samples(Y)
     n, T, d = Y.shape
     c = power_of_two_scale(Y)                                                  # units: S is computed on Y / c (exact)

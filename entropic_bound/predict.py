@@ -11,19 +11,18 @@ import math
 
 import numpy as np
 import scipy.linalg as sla
-import torch
 
-from .spectral import energy_effective_rank, gavish_donoho_lambda
-from .tasks import attention_task, attention_mixing
-from .report import ExperimentResult, claim_over_seeds
+from .spectral import InsufficientDataError, energy_effective_rank
+from .tasks import attention_mixing
 
-from .train import cpu_threads                      # one BLAS thread for small dense solves
+from .policy import cpu_threads                      # one BLAS thread for small dense solves
 
 # %% auto #0
 __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
            'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit', 'lifted_symmetric_tensor',
-           'leading_kernel_factor', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank', 'softmax_linearised_fit',
-           'estimated_attention', 'log_attention_fit', 'observation_noise_edge', 'softmax_route_ranks']
+           'leading_kernel_factor', 'qk_inputs', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank',
+           'softmax_linearised_fit', 'estimated_attention', 'log_attention_fit', 'observation_noise_edge',
+           'softmax_route_ranks']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
 def min_qk_samples(T: int, d: int, d_v: int, value_known: bool = True, estimate_noise: bool = True) -> int:
@@ -90,7 +89,7 @@ def _make_design(R: np.ndarray, d: int, q: int) -> _Design:
     try: Lw = np.linalg.cholesky((Hw + Hw.T) / 2)
     except np.linalg.LinAlgError: Lw = None
     if Lw is None or np.diag(Lw).min() ** 2 < 1e-10 * np.diag(Lw).max() ** 2:
-        raise ValueError("the design is singular: too few samples (or too little input diversity) to identify the kernel")
+        raise InsufficientDataError("the design is singular: too few samples (or too little input diversity) to identify the kernel")
     return _Design(Ai, Bi, Lw, _psd_power(A, 0.5), _psd_power(B, 0.5), {})
 
 _DESIGNS: OrderedDict = OrderedDict()   # the last few designs by the content of their inputs
@@ -119,7 +118,7 @@ def _whitened_least_squares(design: _Design, rhs: np.ndarray, rss, n_equations: 
     coef = np.einsum("ia,kl,alc->ikc", Ai, Bi, theta_w, optimize=True)
     dof = n_equations - d * q * c
     if noise_std is None:
-        if dof <= 0: raise ValueError(f"no residual degrees of freedom ({n_equations} equations, {d * q * c} unknowns) to estimate the noise; pass noise_std or more samples")
+        if dof <= 0: raise InsufficientDataError(f"no residual degrees of freedom ({n_equations} equations, {d * q * c} unknowns) to estimate the noise; pass noise_std or more samples")
         noise_std = math.sqrt(max(rss(coef), 0.0) / dof)
     return KernelFit(coef, theta_w.reshape(d, q * c), Lw, design.left, design.right, float(noise_std), int(dof), design)
 
@@ -220,9 +219,9 @@ def leading_kernel_factor(fit: KernelFit) -> np.ndarray:
     return U[:, 0].reshape(d, d)
 
 # %% ../nbs/06b_predictability.ipynb #fae35cf4
-from .spectral import RankDecision, power_of_two_scale, as_float64_array, _checked_noise_std
+from .spectral import RankDecision, power_of_two_scale, as_float64_array, checked_noise_std
 
-def _qk_inputs(X, Y, V, noise_std=None):
+def qk_inputs(X, Y, V, noise_std=None):
     "Validate and convert the inputs of `predict_qk_rank`: X (n, T, d), Y (n, T, d_v), V (d, d_v) or None, `noise_std` finite >= 0 or None."
     X, Y = as_float64_array(X, "X", shape="(n, T, d)"), as_float64_array(Y, "Y", shape="(n, T, d_v)")
     if X.ndim != 3: raise ValueError(f"X must have shape (n, T, d); got {X.shape}")
@@ -232,27 +231,26 @@ def _qk_inputs(X, Y, V, noise_std=None):
     if V is not None:
         V = as_float64_array(V, "V", shape="(d, d_v)")
         if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
-    _checked_noise_std(noise_std, allow_none=True)
+    checked_noise_std(noise_std, allow_none=True)
     return X, Y, V
 
 def fit_qk_kernel(X, Y, V=None, noise_std: float | None = None) -> KernelFit:
     "The data-only kernel estimate for a linear-QK task: bilinear (V known) or lifted (V unknown) least squares."
-    X, Y, V = _qk_inputs(X, Y, V, noise_std)
+    X, Y, V = qk_inputs(X, Y, V, noise_std)
     n, T, d = X.shape
     need = min_qk_samples(T, d, Y.shape[2], V is not None, noise_std is None)
     if n < need:
-        raise ValueError(f"too few samples: n={n}, but the {'V-known' if V is not None else 'lifted (V unknown)'} regression "
+        raise InsufficientDataError(f"too few samples: n={n}, but the {'V-known' if V is not None else 'lifted (V unknown)'} regression "
                          f"at T={T}, d={d}, d_v={Y.shape[2]} needs n >= {need}")
     try:
         if V is not None: return bilinear_fit(X, Y, (X.transpose(0, 2, 1) @ X) @ V, noise_std)     # Z_n = X_nᵀ X_n V
         return lifted_fit(X, Y, noise_std)
-    except ValueError as e:
-        if "singular" not in str(e): raise
-        raise ValueError(f"{e} (n={n}; at least {need} are needed, and with T < d a few more, since each sample sees only a T-dim slice)") from None
+    except InsufficientDataError as e:
+        raise InsufficientDataError(f"{e} (n={n}; at least {need} are needed, and with T < d a few more, since each sample sees only a T-dim slice)") from None
 
 def qk_rank_decision(X, Y, V=None, noise_std: float | None = None) -> RankDecision:
     "The data-only decision for r* = rank K of a linear-QK task: whitened kernel spectrum and its edge τ_0.001, each input divided by a power of two first; shapes as `predict_qk_rank`."
-    X, Y, V = _qk_inputs(X, Y, V, noise_std)
+    X, Y, V = qk_inputs(X, Y, V, noise_std)
     scales = {"X": power_of_two_scale(X), "Y": power_of_two_scale(Y)} | ({} if V is None else {"V": power_of_two_scale(V)})
     sy = scales["Y"]
     with cpu_threads():
@@ -280,7 +278,7 @@ def estimated_attention(X, Y, V) -> np.ndarray:
 def log_attention_fit(X, A, noise_std: float | None = None) -> KernelFit:
     "Route 2: $\\log A_n\\,C = X_n K X_n^\\top C/\\sqrt d$ by least squares; entries of `A` (n, T, T) <= 0 floored at the sample's smallest positive entry."
     floor = np.where(A > 0, A, np.inf).min(axis=(1, 2), keepdims=True)
-    if not np.isfinite(floor).all(): raise ValueError("an attention estimate has no positive entry; the log route is undefined")
+    if not np.isfinite(floor).all(): raise InsufficientDataError("an attention estimate has no positive entry; the log route is undefined")
     L = np.log(np.maximum(A, floor))
     Lc = L - L.mean(2, keepdims=True)                                      # L_n C: rows centred (softmax ignores row constants)
     Xc = X - X.mean(1, keepdims=True)

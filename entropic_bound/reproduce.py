@@ -4,118 +4,21 @@
 
 # %% ../nbs/90_reproduce.ipynb #84e2dedb
 from __future__ import annotations
-import argparse, dataclasses, hashlib, importlib, json, os, sys, tempfile, time
+import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import torch
-from tqdm import tqdm
 
 from . import __version__
-from .report import Claim, ExperimentResult, markdown_table, csv_table, count_claims
-from .experiment import run, units, measure_unit, summarise_units, code_identity
-from .train import tune_allocator, engine_threads, set_worker_threads
+from .report import markdown_table, count_claims
+from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, 
+                                       experiment_config, figure_png, reusable_record, run_experiments)
+from .policy import engine_threads
 
 # %% auto #0
-__all__ = ['EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'SUBCOMMANDS', 'experiment', 'experiment_config', 'config_key',
-           'atomic_write', 'run_experiment', 'figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown',
-           'run_in_processes', 'default_jobs', 'reproduce', 'main']
-
-# %% ../nbs/90_reproduce.ipynb #a77e935f
-EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
-PRESETS = ("quick", "paper", "smoke")
-DEFAULT_SEEDS = {"quick": 3, "paper": 5, "smoke": 2}
-
-def experiment(name: str):
-    "The `Experiment` object registered as `name`."
-    if name not in EXPERIMENTS: raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
-    module, attr = EXPERIMENTS[name].split(":")
-    return getattr(importlib.import_module(module), attr)
-
-# %% ../nbs/90_reproduce.ipynb #c8e3baa3
-def _jsonable(x):
-    "`x` with numpy/torch scalars and arrays turned into plain JSON types."
-    if isinstance(x, dict): return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_jsonable(v) for v in x]
-    if isinstance(x, torch.Tensor): return _jsonable(x.detach().cpu().numpy())
-    if isinstance(x, np.ndarray): return _jsonable(x.tolist())
-    if isinstance(x, (np.floating,)): return float(x)
-    if isinstance(x, (np.integer,)): return int(x)
-    if isinstance(x, (np.bool_,)): return bool(x)
-    return x
-
-def experiment_config(name: str, preset: str, seeds, device: str) -> dict:
-    "The full configuration of one experiment run: its validated settings, seeds, device, the library version and the identity of its code (`code_identity`)."
-    settings = experiment(name).settings(preset)
-    return _jsonable(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__,
-                          code=code_identity(EXPERIMENTS[name].split(":")[0])))
-
-def config_key(config: dict) -> str:
-    "Short stable hash of a configuration."
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-def _umask() -> int:
-    "The process's file-creation mask (read by setting it and putting it back)."
-    mask = os.umask(0o022); os.umask(mask); return mask
-
-def atomic_write(path: Path, data) -> None:
-    "Write `data` (str or bytes) to `path` through a temporary file and a rename: readers never see a partial file. The file gets the mode any new file gets here (0666 less the umask), not the temporary file's 0600."
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
-
-# %% ../nbs/90_reproduce.ipynb #a3822216
-def _figure_png(fig) -> bytes:
-    "A matplotlib figure as PNG bytes."
-    import io
-    buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
-
-def _reusable(name: str, out: Path, config: dict):
-    "The record of experiment `name` under `out` if it was made with `config` and its files are all there, else None."
-    record_path = out / ".records" / f"{name}.json"
-    if not record_path.exists(): return None
-    record = json.loads(record_path.read_text())
-    if record.get("key") == config_key(config) and all((out / f).exists() for f in record["files"]):
-        return record | dict(reused=True)
-    return None
-
-def _write_experiment(name: str, out: Path, config: dict, result: ExperimentResult, seconds: float, unit_counts=None) -> dict:
-    "Write `tableN.csv`, the figures and the record of a summarised experiment; return the record."
-    exp = experiment(name)
-    files = [f"{name}.csv"]
-    atomic_write(out / f"{name}.csv", csv_table(result.rows))
-    for stem, fig in result.figures.items():
-        atomic_write(out / f"{stem}.png", _figure_png(fig)); files.append(f"{stem}.png")
-        import matplotlib.pyplot as plt; plt.close(fig)
-    record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=_jsonable(result.rows),
-                  claims=[c.record() for c in result.claims], extra=_jsonable(result.extra), files=files, seconds=seconds, reused=False)
-    if unit_counts is not None: record["units"] = unit_counts
-    atomic_write(out / ".records" / f"{name}.json", json.dumps(record, indent=1))
-    return record
-
-def run_experiment(name: str, out: Path, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu",
-                   force: bool = False, progress: bool | None = None, scheduler=None) -> dict:
-    "Run (or reuse) experiment `name`; write `tableN.csv`, its figures and its record; return the record. With `scheduler` (a `--scheduler` string or a Dask client) the units are measured on Dask and summarised here: see [the cluster page](91_cluster.ipynb)."
-    out = Path(out); (out / ".records").mkdir(parents=True, exist_ok=True)
-    config = experiment_config(name, preset, seeds, device)
-    if not force and (record := _reusable(name, out, config)) is not None: return record
-    exp = experiment(name)
-    t0 = time.perf_counter()
-    unit_counts = None
-    if scheduler is None:
-        result: ExperimentResult = run(exp, exp.settings(preset), tuple(seeds), device, progress)
-    else:
-        from entropic_bound.cluster import run_on_cluster                        # Dask only when a scheduler is asked for
-        result, unit_counts = run_on_cluster(name, out, preset, seeds, device, scheduler, progress, reuse=not force)
-    return _write_experiment(name, out, config, result, time.perf_counter() - t0, unit_counts)
-
+__all__ = ['figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown', 'default_jobs', 'backend_for', 'latest_records',
+           'write_figure1', 'reproduce']
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -183,173 +86,46 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     return "\n\n".join(parts) + "\n"
 
 # %% ../nbs/90_reproduce.ipynb #7e3fabad
-def _worker_init(threads: int):
-    "Set up a `jobs` worker process: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle."
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    set_worker_threads(threads)
-
-def _measure_in_worker(job):
-    "What a `jobs` worker runs: one unit `job` = (name, settings, unit, device) -> (name, unit, {seed: data}, seconds)."
-    name, settings, unit, device = job
-    t0 = time.perf_counter()
-    return name, unit, measure_unit(experiment(name), settings, unit, device), time.perf_counter() - t0
-
-def run_in_processes(names, out, preset: str, seeds, device: str = "cpu", force: bool = False, progress: bool | None = None,
-                     jobs: int = 2) -> list:
-    "Experiments `names` with their units measured on `jobs` worker processes of this machine (each engine on its share of the cores), summarised and written here as each experiment completes; returns their records in the order of `names`. Worker processes are fresh interpreters (spawn): a script that calls this needs the usual `if __name__ == '__main__':` guard."
-    import multiprocessing
-    out = Path(out); (out / ".records").mkdir(parents=True, exist_ok=True)
-    seeds, records, todo = tuple(seeds), {}, {}
-    for name in names:
-        config = experiment_config(name, preset, seeds, device)
-        if not force and (record := _reusable(name, out, config)) is not None: records[name] = record; continue
-        exp = experiment(name); settings = exp.settings(preset)
-        todo[name] = dict(exp=exp, settings=settings, config=config, units=units(exp, settings, seeds), measured={}, seconds=0.0)
-    if todo:
-        work = [(name, t["settings"], u, device) for name, t in todo.items() for u in t["units"]]
-        bar = tqdm(total=len(work), desc="reproduce units", disable=None if progress is None else not progress)
-        # spawn: fresh interpreters, never a fork of a process whose thread pools have run
-        workers = min(jobs, len(work))                                                 # the cores shared among the workers there are
-        pool = multiprocessing.get_context("spawn").Pool(workers, _worker_init, (max(1, engine_threads() // workers),))
-        try:
-            for name, u, data, sec in pool.imap_unordered(_measure_in_worker, work):
-                t = todo[name]; t["measured"][u] = data; t["seconds"] += sec
-                bar.update(); bar.set_postfix_str(f"{name}/{u.part}")
-                if len(t["measured"]) == len(t["units"]):                           # all of its units: summarise and write
-                    t0 = time.perf_counter()
-                    result = summarise_units(t["exp"], t["settings"], seeds, t["measured"])
-                    records[name] = _write_experiment(name, out, t["config"], result, t["seconds"] + time.perf_counter() - t0)
-            pool.close()
-        except BaseException:
-            pool.terminate(); raise                                                  # Ctrl-C or a failed unit: stop every worker now
-        finally:
-            pool.join(); bar.close()
-    return [records[n] for n in names]
-
 def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
     "Worker processes `reproduce` uses by default without a scheduler: one per CPU core, at most one per experiment — with a GPU too, where the estimator tables, which run on the CPU, then run beside the training ones; with a scheduler, 1."
     if scheduler is not None: return 1
     return max(1, min(engine_threads(), len(names)))
 
+@contextmanager
+def backend_for(out, jobs: int, scheduler=None, scheduler_timeout: float = 10.0, force: bool = False, seeds_per_unit: int | None = None):
+    "The backend a run asks for: Dask for a `scheduler` (connected for the block; `--force` measures every unit again), `ProcessPool(jobs)` for `jobs` > 1, else `InProcess()`."
+    if scheduler is not None:
+        from entropic_bound.cluster import dask_backend                     # Dask only when a scheduler is asked for
+        with dask_backend(scheduler, out, reuse=not force, timeout=scheduler_timeout, seeds_per_unit=seeds_per_unit) as backend: yield backend
+    else: yield ProcessPool(jobs) if jobs > 1 else InProcess()
+
+def latest_records(out, preset: str = "quick", seeds=None) -> list | None:
+    "The records of every experiment under `out` made by this code with `preset` and `seeds` (default: the preset's), in registry order; None if any is missing or stale."
+    seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
+    records = [reusable_record(name, Path(out), experiment_config(name, preset, seeds, "cpu")) for name in EXPERIMENTS]
+    return None if any(r is None for r in records) else records
+
+def write_figure1(out, records: list) -> None:
+    "Draw Figure 1 into `out/figure1.png` when the records of Tables 1–3 are among `records`."
+    by_name = {r["name"]: r for r in records}
+    if not all(k in by_name for k in ("table1", "table2", "table3")): return
+    import matplotlib.pyplot as plt
+    fig = figure1(by_name["table1"]["extra"], by_name["table2"]["extra"], by_name["table3"]["extra"])
+    atomic_write(Path(out) / "figure1.png", figure_png(fig)); plt.close(fig)
+
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
-              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`."
+              progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
+              seeds_per_unit: int | None = None) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker)."
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise ValueError(f"jobs must be a positive integer or None; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)
     jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
-    if jobs > 1 and scheduler is None:
-        records = run_in_processes(names, out, preset, seeds, device, force, progress, jobs)
-    else:
-        records = []
-        bar = tqdm(names, desc="reproduce", disable=None if progress is None else not progress)
-        if scheduler is None or not isinstance(scheduler, str):
-            from contextlib import nullcontext; session = nullcontext(scheduler)
-        else:
-            from entropic_bound.cluster import connect; session = connect(scheduler, scheduler_timeout)
-        with session as client:
-            for name in bar:
-                bar.set_postfix_str(name)
-                records.append(run_experiment(name, out, preset, seeds, device, force, progress, client))
-    by_name = {r["name"]: r for r in records}
-    if all(k in by_name for k in ("table1", "table2", "table3")):
-        fig = figure1(by_name["table1"]["extra"], by_name["table2"]["extra"], by_name["table3"]["extra"])
-        atomic_write(out / "figure1.png", _figure_png(fig))
-        import matplotlib.pyplot as plt; plt.close(fig)
+    with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
+        records = run_experiments(names, out, preset, seeds, device, backend, force, progress)
+    write_figure1(out, records)
     claims = [c for r in records for c in r["claims"]]
     atomic_write(out / "summary.md", summary_markdown(records, preset, seeds))
     atomic_write(out / "claims.json", json.dumps(claims, indent=1))
     return claims
-
-# %% ../nbs/90_reproduce.ipynb #c6048486
-class _Parser(argparse.ArgumentParser):
-    "An argument parser whose errors are one line on stderr and exit status 2."
-    def error(self, message):
-        sys.stderr.write(f"entropic-bound: error: {message}\n"); sys.exit(2)
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="entropic-bound", description="The Entropic Bound for Transformers (arXiv 2607.23050), reproduced.")
-    p.add_argument("--version", action="version", version=f"entropic_bound {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    for name, what in SUBCOMMANDS.items(): sub.add_parser(name, help=what[2], add_help=False)   # parsed by their own modules
-    r = sub.add_parser("reproduce", help="run every experiment and write tables, figures, summary.md and claims.json")
-    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: about a minute on 2 CPU cores (default); paper: the paper's scale; smoke: seconds, for tests")
-    r.add_argument("--out", required=True, help="output directory (created if needed)")
-    r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
-    r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
-    r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENTS)}")
-    r.add_argument("--force", action="store_true", help="recompute experiments even if their outputs are up to date")
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
-    r.add_argument("--scheduler", default=None, metavar="local[:N]|tcp://HOST:PORT",
-                   help="measure the units on Dask (extra [cluster]): local[:N] starts N worker processes here (N: the CPU cores), "
-                        "an address uses a running scheduler; default: in this process, without Dask")
-    r.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS", help="how long to try to reach the scheduler (default 10)")
-    r.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes on this machine, the cores shared among them (default: one per core, at most one per table; "
-                        "1: everything in this process, the training engine on every core)")
-    return p
-
-def _check_args(p, a):
-    "Validate the reproduce arguments; exit 2 with one line on a problem."
-    if a.seeds is not None and a.seeds < 1: p.error(f"--seeds must be >= 1; got {a.seeds}")
-    if a.jobs is not None and a.jobs < 1: p.error(f"--jobs must be >= 1; got {a.jobs}")
-    if a.jobs is not None and a.jobs > 1 and a.scheduler is not None: p.error("--jobs and --scheduler exclude each other: the scheduler's workers are the jobs")
-    if a.only:
-        a.only = [t.strip() for t in a.only.split(",") if t.strip()]
-        bad = [t for t in a.only if t not in EXPERIMENTS]
-        if bad or not a.only: p.error(f"unknown table(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(EXPERIMENTS)}")
-    if not a.out.strip(): p.error("--out is empty; give the directory to write the results to")
-    out = Path(a.out)
-    try:
-        if out.exists() and not out.is_dir(): p.error(f"--out {out} exists and is not a directory")
-        probe = out if out.exists() else next((q for q in out.absolute().parents if q.exists()), Path("/"))
-    except OSError as e: p.error(f"--out {out} cannot be used: {e.strerror or e}")
-    if not probe.is_dir(): p.error(f"--out {out} lies under {probe}, which is a file, not a directory")
-    if not os.access(probe, os.W_OK): p.error(f"--out {out} is not writable")
-    if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda was asked for, but no CUDA device is available here")
-    if not (a.scheduler_timeout > 0 and np.isfinite(a.scheduler_timeout)): p.error(f"--scheduler-timeout must be a positive number of seconds; got {a.scheduler_timeout}")
-    if a.scheduler is not None:
-        from entropic_bound.cluster import ClusterError, check_scheduler
-        try: check_scheduler(a.scheduler)
-        except ClusterError as e: p.error(str(e))
-
-SUBCOMMANDS = {"estimate": ("entropic_bound.estimate", "estimate_main", "estimate r* of your own samples (X, Y) from a file, before any training"),
-               "audit": ("entropic_bound.heads", "audit_main", "static vs attention-native rank of every head of a real checkpoint (extra [models])")}
-
-def _interrupted(out) -> int:
-    "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
-    kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
-    sys.stderr.write(f"entropic-bound: interrupted; kept in {out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
-    return 130
-
-def _unwritable(out, e: OSError) -> int:
-    "An output that cannot be written (read-only place, full disk, ...): one line and exit status 2."
-    sys.stderr.write(f"entropic-bound: error: cannot write the results under --out {out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}\n")
-    return 2
-
-def main(argv=None) -> int:
-    "Console entry point `entropic-bound`: `reproduce` here; `estimate` and `audit` handed to their modules."
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in SUBCOMMANDS:
-        module, fn, _ = SUBCOMMANDS[argv[0]]
-        return getattr(importlib.import_module(module), fn)(argv[1:])
-    p = _parser(); a = p.parse_args(argv)
-    _check_args(p, a)
-    tune_allocator()                                  # keep the engine's step buffers in the process (glibc)
-    t0 = time.perf_counter()
-    cluster_errors = ()
-    if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
-    try:
-        claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs)
-    except KeyboardInterrupt: return _interrupted(a.out)
-    except cluster_errors as e:
-        sys.stderr.write(f"entropic-bound: error: {e}\n"); return 2
-    except OSError as e: return _unwritable(a.out, e)
-    for c in claims:
-        if c["verdict"] != "holds":
-            print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
-    print(f"{claims_count_line(claims)} ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
-    return 0 if all(c["verdict"] == "holds" for c in claims) else 1

@@ -13,13 +13,16 @@ import torch
 from scipy import integrate, optimize
 
 # %% auto #0
-__all__ = ['METHODS', 'TW1_QUANTILES', 'InputTypeError', 'as_float64_array', 'singular_values', 'effective_rank',
-           'energy_effective_rank', 'stable_rank', 'gavish_donoho_lambda', 'marchenko_pastur_median',
-           'gavish_donoho_omega', 'noise_edge', 'rank_threshold', 'numerical_rank', 'wishart_edge',
-           'corrected_effective_rank', 'rank_profile', 'power_of_two_scale', 'RankDecision', 'mp_noise_std',
-           'spike_count', 'mp_softrank']
+__all__ = ['METHODS', 'TW1_QUANTILES', 'InsufficientDataError', 'InputTypeError', 'as_float64_array', 'checked_number',
+           'singular_values', 'entropy_rank', 'effective_rank', 'energy_effective_rank', 'stable_rank',
+           'gavish_donoho_lambda', 'marchenko_pastur_median', 'gavish_donoho_omega', 'checked_noise_std', 'noise_edge',
+           'rank_threshold', 'numerical_rank', 'wishart_edge', 'corrected_effective_rank', 'rank_profile',
+           'power_of_two_scale', 'RankDecision', 'mp_noise_std', 'mp_edge', 'spike_count', 'mp_softrank']
 
 # %% ../nbs/03_spectral.ipynb #631ea81a
+class InsufficientDataError(ValueError):
+    "The data cannot determine the answer — too few samples, a singular design, no residual degrees of freedom — as opposed to bad input: callers that can say \"not enough data\" catch this class, never an error message."
+
 class InputTypeError(TypeError, ValueError):
     "An argument of the wrong kind (missing, text, complex, not a number): a `TypeError`, and a `ValueError` as well, so that code catching `ValueError` for bad input keeps working (numpy's `AxisError` is likewise two errors in one)."
 
@@ -51,7 +54,7 @@ def as_float64_array(a, name: str = "M", ndim: int | None = None, min_ndim: int 
     if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
     return a
 
-def _checked_number(x, name: str, integer: bool = False, low=None, high=None, open_low: bool = False, open_high: bool = False):
+def checked_number(x, name: str, integer: bool = False, low=None, high=None, open_low: bool = False, open_high: bool = False):
     "`x` as a float (an int with `integer`) in the interval from `low` to `high` (open where said), or an error naming `name`: `InputTypeError` for anything but a real number (bools, text and None included), `ValueError` for NaN, inf or a value out of range."
     what = "an integer" if integer else "a finite number"
     if low is not None or high is not None:
@@ -93,7 +96,7 @@ def _normalised(s, measure: str):
     if (top <= 0).any(): raise ValueError(f"{measure} is undefined for a zero matrix (all singular values are 0)")
     return s / top
 
-def _entropy_rank(w):
+def entropy_rank(w):
     "exp of the Shannon entropy of the distribution proportional to the weights `w` `(..., q)`."
     p = w / w.sum(-1, keepdims=True)
     plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
@@ -103,12 +106,12 @@ def _entropy_rank(w):
 def effective_rank(M):
     "Shannon effective rank $R_{eff}=\\exp H(p)$, $p_i=\\sigma_i/\\sum_j\\sigma_j$ (Roy & Vetterli), of `M` `(..., m, n)` -> `(...)`."
     s, _, device = _svd(M)
-    return _like(_entropy_rank(_normalised(s, "effective_rank")), device)
+    return _like(entropy_rank(_normalised(s, "effective_rank")), device)
 
 def energy_effective_rank(M):
     "Energy effective rank $\\tilde R_{eff}=\\exp H(\\tilde p)$, $\\tilde p_i=\\sigma_i^2/\\sum_j\\sigma_j^2$, of `M` `(..., m, n)` -> `(...)`."
     s, _, device = _svd(M)
-    return _like(_entropy_rank(_normalised(s, "energy_effective_rank")**2), device)
+    return _like(entropy_rank(_normalised(s, "energy_effective_rank")**2), device)
 
 def stable_rank(M):
     "Stable rank $\\|M\\|_F^2/\\|M\\|_2^2$ of `M` `(..., m, n)` -> `(...)`."
@@ -118,14 +121,14 @@ def stable_rank(M):
 # %% ../nbs/03_spectral.ipynb #775300a9
 def gavish_donoho_lambda(beta: float) -> float:
     "Optimal hard-threshold coefficient $\\lambda^*(\\beta)$ for known noise (Gavish & Donoho 2014), $0<\\beta\\le1$."
-    beta = _checked_number(beta, "beta")
+    beta = checked_number(beta, "beta")
     if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
     return math.sqrt(2 * (beta + 1) + 8 * beta / ((beta + 1) + math.sqrt(beta**2 + 14 * beta + 1)))
 
 @lru_cache(maxsize=256)
 def marchenko_pastur_median(beta: float) -> float:
     "Median of the Marchenko–Pastur law with ratio $0<\\beta\\le1$ and unit variance."
-    beta = _checked_number(beta, "beta")
+    beta = checked_number(beta, "beta")
     if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
     lo, hi = (1 - math.sqrt(beta))**2, (1 + math.sqrt(beta))**2
     density = lambda x: math.sqrt(max((hi - x) * (x - lo), 0.0)) / (2 * math.pi * beta * x)
@@ -137,7 +140,7 @@ def gavish_donoho_omega(beta: float) -> float:
     return gavish_donoho_lambda(beta) / math.sqrt(marchenko_pastur_median(beta))
 
 # %% ../nbs/03_spectral.ipynb #ccbd4020
-def _checked_noise_std(noise_std, allow_none: bool = False, per_matrix: bool = False):
+def checked_noise_std(noise_std, allow_none: bool = False, per_matrix: bool = False):
     "`noise_std` as a float >= 0 (with `per_matrix`, also an array of them, one per matrix), or None where `allow_none`; otherwise an error naming noise_std."
     if noise_std is None:
         if allow_none: return None
@@ -146,12 +149,12 @@ def _checked_noise_std(noise_std, allow_none: bool = False, per_matrix: bool = F
         sigma = as_float64_array(noise_std, "noise_std")
         if (sigma < 0).any(): raise ValueError(f"noise_std must be >= 0; got {np.min(sigma)} among its values")
         return sigma
-    return _checked_number(noise_std, "noise_std", low=0)
+    return checked_number(noise_std, "noise_std", low=0)
 
 def noise_edge(m: int, n: int, noise_std: float) -> float:
     "Marchenko–Pastur bulk edge $s(\\sqrt m+\\sqrt n)$: the largest singular value of an `m`×`n` matrix of i.i.d. N(0, `noise_std`²) entries."
-    m, n = _checked_number(m, "m", integer=True, low=1), _checked_number(n, "n", integer=True, low=1)
-    return _checked_noise_std(noise_std) * (math.sqrt(m) + math.sqrt(n))
+    m, n = checked_number(m, "m", integer=True, low=1), checked_number(n, "n", integer=True, low=1)
+    return checked_noise_std(noise_std) * (math.sqrt(m) + math.sqrt(n))
 
 METHODS = ("tol", "mp", "gavish_donoho")
 
@@ -163,14 +166,14 @@ def rank_threshold(s, shape, method: str = "tol", noise_std: float | None = None
         raise ValueError("noise_std is not used by method='tol' (the threshold σ₁·max(m, n)·eps, or tol); pass method='mp' or 'gavish_donoho' to threshold at the noise")
     if tol is not None:
         if method != "tol": raise ValueError(f"tol is an absolute threshold and replaces the rule: use it with method='tol', not {method!r}")
-        return np.broadcast_to(np.float64(_checked_number(tol, "tol", low=0)), s.shape[:-1])
+        return np.broadcast_to(np.float64(checked_number(tol, "tol", low=0)), s.shape[:-1])
     if method == "tol": return s[..., 0] * max(m, n) * np.finfo(np.float64).eps
     if method == "mp":
         if noise_std is None: raise ValueError("method='mp' needs noise_std (the std of the noise entries)")
         return np.broadcast_to(np.float64(noise_edge(m, n, noise_std)), s.shape[:-1])
     beta = min(m, n) / max(m, n)                                             # gavish_donoho
     if noise_std is not None:
-        return np.broadcast_to(np.float64(gavish_donoho_lambda(beta) * math.sqrt(max(m, n)) * _checked_noise_std(noise_std)), s.shape[:-1])
+        return np.broadcast_to(np.float64(gavish_donoho_lambda(beta) * math.sqrt(max(m, n)) * checked_noise_std(noise_std)), s.shape[:-1])
     return gavish_donoho_omega(beta) * np.median(s, axis=-1)
 
 
@@ -189,9 +192,10 @@ TW1_QUANTILES = {0.90: 0.4501, 0.95: 0.9793, 0.99: 2.0234}  # Tracy–Widom (bet
 
 def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) -> float:
     "Eigenvalue of a `p`-dim sample covariance of `N` noise vectors (variance `noise_var`) exceeded with prob. 1-`level` (Johnstone 2001)."
-    p, N = _checked_number(p, "p", integer=True), _checked_number(N, "N", integer=True)
-    if p < 1 or N < 2: raise ValueError(f"need p >= 1 and N >= 2; got p={p}, N={N}")
-    noise_var = _checked_number(noise_var, "noise_var", low=0)
+    p, N = checked_number(p, "p", integer=True), checked_number(N, "N", integer=True)
+    if p < 1: raise ValueError(f"need p >= 1; got p={p}")
+    if N < 2: raise InsufficientDataError(f"need N >= 2 vectors for a sample covariance; got N={N}")
+    noise_var = checked_number(noise_var, "noise_var", low=0)
     if not isinstance(level, numbers.Real) or level not in TW1_QUANTILES: raise ValueError(f"level must be one of {sorted(TW1_QUANTILES)}; got {level}")
     a, b = math.sqrt(N - 1), math.sqrt(p)
     mu, scale = (a + b) ** 2, (a + b) * (1 / a + 1 / b) ** (1 / 3)
@@ -212,19 +216,19 @@ def _masked_entropy_rank(s, keep, kind):
     "Effective rank (`kind`) of the singular values `s` (..., q) where `keep`; 0 where none is kept."
     w = np.where(keep, s, 0.0) / np.maximum(s[..., :1], np.finfo(np.float64).tiny)
     w = w**2 if kind == "energy" else w
-    return np.where(keep.any(-1), _entropy_rank(np.where(keep.any(-1, keepdims=True), w, 1.0)), 0.0)
+    return np.where(keep.any(-1), entropy_rank(np.where(keep.any(-1, keepdims=True), w, 1.0)), 0.0)
 
 # %% ../nbs/03_spectral.ipynb #ed5663d9
 def rank_profile(M, noise_std=None, rel_tol: float | None = None, spectrum: bool = False) -> dict:
     "Every rank measure of `M` `(..., m, n)` from one SVD: shannon, energy, stable, numerical (`tol`); `rel_tol`: numerical_rel (singular values above rel_tol·s₁); `noise_std` (a number, or one per matrix `(...)`): the MP `edge` and numerical_mp, shannon_mp, energy_mp, stable_mp; `spectrum`: the singular values `s`."
     s, shape, device = _svd(M)                               # one SVD for every measure
     w = _normalised(s, "rank_profile")
-    out = dict(shannon=_entropy_rank(w), energy=_entropy_rank(w**2), stable=(w**2).sum(-1), numerical=_count_above(s, shape))
+    out = dict(shannon=entropy_rank(w), energy=entropy_rank(w**2), stable=(w**2).sum(-1), numerical=_count_above(s, shape))
     if rel_tol is not None:
-        rel_tol = _checked_number(rel_tol, "rel_tol", low=0, high=1, open_low=True, open_high=True)
+        rel_tol = checked_number(rel_tol, "rel_tol", low=0, high=1, open_low=True, open_high=True)
         out["numerical_rel"] = (s > rel_tol * s[..., :1]).sum(-1).astype(np.int64)
     if noise_std is not None:
-        sigma = _checked_noise_std(noise_std, per_matrix=True)
+        sigma = checked_noise_std(noise_std, per_matrix=True)
         try: edge = np.broadcast_to(sigma * (math.sqrt(shape[0]) + math.sqrt(shape[1])), s.shape[:-1])   # MP bulk edge per matrix
         except ValueError: raise ValueError(f"noise_std must be one number or one per matrix, shape {s.shape[:-1]}; got shape {np.shape(sigma)}") from None
         keep = s > edge[..., None]
@@ -262,20 +266,20 @@ def mp_noise_std(M):
     N, beta = max(m, n), min(m, n) / max(m, n)
     return _like(np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)), device)
 
-def _mp_edge(s, shape, noise_std, level):
+def mp_edge(s, shape, noise_std, level):
     "Edge for singular values `s` (..., q) of matrices of `shape`: MP bulk edge, or its Tracy–Widom `level` quantile; σ estimated when None."
     m, n = shape
     N, beta = max(m, n), min(m, n) / max(m, n)
-    sigma = np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)) if noise_std is None else np.float64(_checked_noise_std(noise_std))
+    sigma = np.median(s, axis=-1) / math.sqrt(N * marchenko_pastur_median(beta)) if noise_std is None else np.float64(checked_noise_std(noise_std))
     if level is None: return sigma * (math.sqrt(m) + math.sqrt(n))
     return sigma * math.sqrt(N * wishart_edge(min(m, n), N, 1.0, level))       # largest singular value of noise = √(N λ_max)
 
 def spike_count(M, noise_std: float | None = None, level: float | None = None):
     "Singular values of `M` `(..., m, n)` above the MP edge (σ estimated by `mp_noise_std` when None; Tracy–Widom quantile with `level`) -> int `(...)`."
     s, shape, device = _svd(M)
-    return _like((s > np.asarray(_mp_edge(s, shape, noise_std, level))[..., None]).sum(-1).astype(np.int64), device)
+    return _like((s > np.asarray(mp_edge(s, shape, noise_std, level))[..., None]).sum(-1).astype(np.int64), device)
 
 def mp_softrank(M, noise_std: float | None = None):
     "MP soft rank $\\lambda_+/\\lambda_{max}$ = (MP edge / largest singular value)² of `M` `(..., m, n)`; σ estimated when None."
     s, shape, device = _svd(M)
-    return _like(np.asarray(_mp_edge(s, shape, noise_std, None))**2 / np.maximum(s[..., 0], np.finfo(np.float64).tiny)**2, device)
+    return _like(np.asarray(mp_edge(s, shape, noise_std, None))**2 / np.maximum(s[..., 0], np.finfo(np.float64).tiny)**2, device)

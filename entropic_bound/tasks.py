@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
-import numpy as np
 import torch
 
 # %% auto #0
@@ -15,11 +14,11 @@ __all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attentio
            'softmax_attention', 'AttentionTask', 'attention_task']
 
 # %% ../nbs/20_tasks.ipynb #0c5e2f17
-from .spectral import as_float64_array, _checked_number, _checked_noise_std, InputTypeError
+from .spectral import as_float64_array, checked_number, checked_noise_std, InputTypeError
 
 def _checked_sizes(**sizes) -> list:
     "Each of `sizes` (name=value) as an int >= 1, or an error naming it."
-    return [_checked_number(v, k, integer=True, low=1) for k, v in sizes.items()]
+    return [checked_number(v, k, integer=True, low=1) for k, v in sizes.items()]
 
 def _checked_spectrum(spectrum, r_star: int) -> torch.Tensor:
     "`spectrum` as `r_star` finite positive float64 values, or an error naming spectrum."
@@ -64,7 +63,7 @@ def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None
     "Draw `n` samples of $Y=A^*XV^*+E$ with rank(A*)=`r_star` and singular values `spectrum` (default linspace(1, 0.7, r*))."
     n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
     if r_star > min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
-    noise_std, seed, device = _checked_noise_std(noise_std), _checked_number(seed, "seed", integer=True), checked_device(device)
+    noise_std, seed, device = checked_noise_std(noise_std), checked_number(seed, "seed", integer=True), checked_device(device)
     s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else _checked_spectrum(spectrum, r_star)
     gen = torch.Generator().manual_seed(int(seed))
     A = _haar_orthonormal(T, r_star, gen) @ torch.diag(s) @ _haar_orthonormal(T, r_star, gen).T
@@ -124,10 +123,10 @@ def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str 
     "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a rank-`r_star` kernel of scale `kernel_scale`: flat, or with singular values `kernel_scale`·`spectrum`."
     if not isinstance(kind, str) or kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
     n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
-    d_v = d if d_v is None else _checked_number(d_v, "d_v", integer=True, low=1)
+    d_v = d if d_v is None else checked_number(d_v, "d_v", integer=True, low=1)
     if r_star > d: raise ValueError(f"r_star must lie in 1..d={d}; got {r_star}")
-    noise_std, seed, device = _checked_noise_std(noise_std), _checked_number(seed, "seed", integer=True), checked_device(device)
-    c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else _checked_number(kernel_scale, "kernel_scale", low=0, open_low=True)
+    noise_std, seed, device = checked_noise_std(noise_std), checked_number(seed, "seed", integer=True), checked_device(device)
+    c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else checked_number(kernel_scale, "kernel_scale", low=0, open_low=True)
     gen = torch.Generator().manual_seed(int(seed))
     if spectrum is None: K = c * _haar_orthonormal(d, r_star, gen) @ _haar_orthonormal(d, r_star, gen).T
     else:

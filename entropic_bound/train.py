@@ -4,17 +4,16 @@
 
 # %% ../nbs/21_train.ipynb #1fbb274a
 from __future__ import annotations
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 from tqdm import tqdm
 
+from .policy import cpu_threads, engine_threads
+
 # %% auto #0
-__all__ = ['COMPACT_BELOW', 'seeded_normal', 'set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads',
-           'set_worker_threads', 'rank_mask', 'tune_allocator', 'TrainResult', 'train_batched']
+__all__ = ['COMPACT_BELOW', 'seeded_normal', 'rank_mask', 'TrainResult', 'train_batched']
 
 # %% ../nbs/21_train.ipynb #4146b87a
 def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.float64, stream: int = 0) -> torch.Tensor:
@@ -26,69 +25,11 @@ def seeded_normal(seeds, shape, scale: float = 1.0, device="cpu", dtype=torch.fl
     return torch.stack(out).to(device=device, dtype=dtype)
 
 # %% ../nbs/21_train.ipynb #4009f76b
-def set_cpu_threads(n: int = 1):
-    "Use `n` torch intra-op threads and `n` BLAS threads in this process from now on; returns a function that restores the previous settings."
-    from threadpoolctl import threadpool_limits
-    before, blas = torch.get_num_threads(), threadpool_limits(n)
-    torch.set_num_threads(n)
-    def restore():
-        torch.set_num_threads(before); blas.restore_original_limits()
-    return restore
-
-@contextmanager
-def cpu_threads(device="cpu", n: int = 1):
-    "Run the block with `n` torch intra-op threads and `n` BLAS threads when `device` is the CPU; restore the previous settings after."
-    if str(device) != "cpu":
-        yield; return
-    restore = set_cpu_threads(n)
-    try: yield
-    finally: restore()
-
-_ENGINE_THREADS = None   # None: every core this process may run on
-
-def _cpu_quota(root: str = "/sys/fs/cgroup"):
-    "The CPU quota of this process's cgroup in cores (rounded up; v2 `cpu.max` or v1 `cfs_quota_us`), or None where there is none."
-    from pathlib import Path
-    for quota, period in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
-        try:
-            read = lambda f: (Path(root) / f).read_text()
-            q, p = read(quota).split()[:2] if period is None else (read(quota).strip(), read(period).strip())
-            if q not in ("max", "-1") and int(q) > 0: return max(1, -(-int(q) // int(p)))
-        except (OSError, ValueError): continue
-    return None
-
-def engine_threads() -> int:
-    "CPU threads the engine's training steps use: the value given to `set_engine_threads`, else every core this process may run on (its affinity mask, capped by a container's CPU quota)."
-    if _ENGINE_THREADS is not None: return _ENGINE_THREADS
-    try: cores = len(os.sched_getaffinity(0))
-    except AttributeError: cores = os.cpu_count() or 1           # platforms without affinity masks
-    quota = _cpu_quota()
-    return cores if quota is None else min(cores, quota)
-
-def set_engine_threads(n: int | None = None) -> int | None:
-    "Let `train_batched` run its steps on `n` CPU threads from now on (None: every core this process may use); returns the previous setting."
-    global _ENGINE_THREADS
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1): raise ValueError(f"n must be a positive integer or None; got {n!r}")
-    before, _ENGINE_THREADS = _ENGINE_THREADS, n
-    return before
-
-def set_worker_threads(engine: int = 1):
-    "Threads of a worker process that shares its machine with others (a Dask worker, a `reproduce --jobs` worker): small solves on one thread, the engine's steps on `engine`."
-    set_cpu_threads(1); set_engine_threads(engine)
-
 def rank_mask(ranks, width: int, dtype=torch.float64, device="cpu") -> torch.Tensor:
     "Mask (B, width): 1 in the first `ranks[b]` columns of row b, 0 after — how every rank-limited model of the project zeroes its factors."
     ranks = torch.as_tensor(ranks, device=device)
     return (torch.arange(width, device=device) < ranks.view(-1, 1)).to(dtype)
 
-def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30, top_pad: int = 64 << 20) -> bool:
-    "Ask glibc's allocator to keep freed memory in the process (mallopt): the engine's large, short-lived step tensors are then reused instead of mapped and returned to the system every step. Returns False where mallopt is not available (other C libraries)."
-    import ctypes, ctypes.util
-    try: libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError: return False
-    if not hasattr(libc, "mallopt"): return False
-    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-    return all(libc.mallopt(k, v) == 1 for k, v in ((M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, trim_threshold), (M_TOP_PAD, top_pad)))
 
 # %% ../nbs/21_train.ipynb #5dde1c5d
 @dataclass
@@ -136,18 +77,38 @@ class _Optimizer:
 # %% ../nbs/21_train.ipynb #f0ed05d0
 COMPACT_BELOW = 0.75   # shed converged models once at most this share of the batch is still training (0: never)
 
-def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
-                  rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
-                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
-    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
+def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
+    "Validated settings, then detached copies of `params` {name: (B, ...)} that share one leading batch size with `data`."
     if steps < 1: raise ValueError(f"steps must be >= 1; got {steps}")
     if lr <= 0: raise ValueError(f"lr must be > 0; got {lr}")
-    compact_below = COMPACT_BELOW if compact_below is None else compact_below
     full = {k: v.detach().clone() for k, v in params.items()}
     B = next(iter(full.values())).shape[0]
     if any(v.shape[0] != B for v in full.values()) or (data is not None and any(v.shape[0] != B for v in data.values())):
         raise ValueError("every parameter (and every data tensor) needs the same leading batch size")
-    device = next(iter(full.values())).device
+    return full
+
+def _converged(cur, last, active, rtol, atol):
+    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last`."
+    if rtol is None: return torch.zeros_like(active)
+    return active & ((cur <= atol) | ((last - cur).abs() <= rtol * cur.abs()))
+
+def _shed(full: dict, p: dict, d: dict, rows, active, opt) -> tuple:
+    "Set the frozen models' parameters aside into `full` and keep training only the `active` rows -> (p, d, rows, active)."
+    with torch.no_grad():
+        for k in full: full[k][rows] = p[k].detach()
+    rows, keep = rows[active], active.nonzero().squeeze(-1)
+    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
+    d = {k: v[keep] for k, v in d.items()}
+    opt.keep(keep)
+    return p, d, rows, active[keep]
+
+def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
+                  rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
+                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
+    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
+    compact_below = COMPACT_BELOW if compact_below is None else compact_below
+    full = _start(params, data, steps, lr)
+    B, device = next(iter(full.values())).shape[0], next(iter(full.values())).device
     rows = torch.arange(B, device=device)                      # models still in the batch, as indices into the full batch
     p = {k: v.clone().requires_grad_(True) for k, v in full.items()}
     d = data
@@ -169,19 +130,14 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
                 seen[rows] = cur; history.append(seen.cpu().clone())
                 if not torch.isfinite(cur[active]).all():
                     raise FloatingPointError(f"loss became non-finite at step {step}; lower the learning rate (lr={lr})")
-                done = torch.zeros_like(active) if rtol is None else active & ((cur <= atol) | ((last[rows] - cur).abs() <= rtol * cur.abs()))
+                done = _converged(cur, last[rows], active, rtol, atol)
                 stopped_at[rows[done].cpu()] = step
                 active &= ~done
                 last[rows] = torch.where(active, cur, last[rows])
                 bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
                 if not active.any(): break
                 if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
-                    with torch.no_grad():
-                        for k in full: full[k][rows] = p[k].detach()
-                    rows, keep = rows[active], active.nonzero().squeeze(-1)
-                    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
-                    d = {k: v[keep] for k, v in d.items()}
-                    opt.keep(keep); active = active[keep]
+                    p, d, rows, active = _shed(full, p, d, rows, active, opt)
         bar.close()
         with torch.no_grad():
             for k in full: full[k][rows] = p[k].detach()

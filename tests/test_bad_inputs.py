@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from entropic_bound.spectral import (InputTypeError, as_float64_array, _checked_number, effective_rank, energy_effective_rank,
+from entropic_bound.spectral import (InputTypeError, as_float64_array, checked_number, effective_rank, energy_effective_rank,
                                      stable_rank, numerical_rank, rank_profile, corrected_effective_rank, wishart_edge, noise_edge,
                                      spike_count, mp_softrank, singular_values)
 from entropic_bound.tasks import linear_task, attention_task, linear_attention, softmax_attention, attention_mixing
@@ -217,17 +217,17 @@ def test_validator_refuses_wrong_dimensions_and_empty(shape, ndim):
 @given(x=st.one_of(st.text(max_size=5), st.none(), st.booleans(), st.complex_numbers(allow_nan=False, allow_infinity=False).filter(lambda z: z.imag != 0),
                    st.lists(st.floats(), max_size=2)))
 def test_number_check_refuses_non_numbers(x):
-    refused(lambda: _checked_number(x, "noise_std", low=0), InputTypeError, "noise_std")
+    refused(lambda: checked_number(x, "noise_std", low=0), InputTypeError, "noise_std")
 
 
 @FEW
 @given(x=st.floats(allow_nan=True, allow_infinity=True), integer=st.booleans())
 def test_number_check_range(x, integer):
     if integer:
-        refused(lambda: _checked_number(x, "seed", integer=True), InputTypeError, "seed")       # a float is never an integer
+        refused(lambda: checked_number(x, "seed", integer=True), InputTypeError, "seed")       # a float is never an integer
         return
-    if math.isfinite(x) and x >= 0: assert _checked_number(x, "tol", low=0) == x
-    else: refused(lambda: _checked_number(x, "tol", low=0), ValueError, "tol")
+    if math.isfinite(x) and x >= 0: assert checked_number(x, "tol", low=0) == x
+    else: refused(lambda: checked_number(x, "tol", low=0), ValueError, "tol")
 
 
 # ---- property tests: the §3 invariants ------------------------------------------------------------------------------
@@ -285,12 +285,12 @@ import sys
 import textwrap
 import time
 
-from entropic_bound import reproduce as rp
+from entropic_bound import cli, reproduce as rp
 
 
 def _run_main(argv, capsys):
     "Exit status and stderr of `entropic-bound argv`, run in this process."
-    try: code = rp.main(argv)
+    try: code = cli.main(argv)
     except SystemExit as e: code = e.code
     err = capsys.readouterr().err.strip()
     return code, err
@@ -328,10 +328,10 @@ def test_cli_ctrl_c_in_process(tmp_path, capsys, monkeypatch):
 SLOW_RUN = textwrap.dedent('''
     import sys
     sys.path.insert(0, sys.argv[3])                 # the folder of the fake_experiments module
-    from entropic_bound import reproduce as rp
+    from entropic_bound import cli, reproduce as rp
     rp.EXPERIMENTS.clear(); rp.EXPERIMENTS.update(table1="fake_experiments:fake1", table2="fake_experiments:fake2")
     if __name__ == "__main__":                    # worker processes (--jobs) import this file again
-        sys.exit(rp.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
+        sys.exit(cli.main(["reproduce", "--out", sys.argv[1], "--no-progress", "--seeds", "1", "--jobs", sys.argv[2]]))
 ''')
 
 

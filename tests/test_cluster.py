@@ -12,18 +12,21 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow          # heavy: deselect with pytest -m "not slow"
+
 pytest.importorskip("dask", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
 distributed = pytest.importorskip("distributed", reason="needs the [cluster] extra: pip install 'entropic_bound[cluster]'")
 
-from entropic_bound.cluster import ClusterError, run_on_cluster  # noqa: E402
-from entropic_bound.experiment import units  # noqa: E402
-from entropic_bound.reproduce import EXPERIMENTS, experiment, main, reproduce  # noqa: E402
+from entropic_bound.cli import main  # noqa: E402
+from entropic_bound.cluster import ClusterError, DaskBackend, dask_backend  # noqa: E402
+from entropic_bound.experiment import EXPERIMENTS, experiment, units  # noqa: E402
+from entropic_bound.reproduce import reproduce  # noqa: E402
 
 WAIT = 120                                   # seconds: the longest any wait of this file may take
 SEEDS = [0, 1]
 FILES = [f"{name}.csv" for name in EXPERIMENTS] + ["claims.json", "summary.md"]
 KILL_SEEDS = list(range(6))                  # Table 4 for the kill tests: six units of about a second each
-CLI = [sys.executable, "-c", "import sys; from entropic_bound.reproduce import main; sys.exit(main(sys.argv[1:]))"]
+CLI = [sys.executable, "-c", "import sys; from entropic_bound.cli import main; sys.exit(main(sys.argv[1:]))"]
 
 
 def _wait(condition, what: str, timeout: float = WAIT, every: float = 0.02):
@@ -71,7 +74,7 @@ def test_cluster_run_equals_in_process_run(cluster, in_process, tmp_path):
         assert (out / f).read_bytes() == (in_process / f).read_bytes(), f"{f} differs between the cluster and the in-process run"
     for name in EXPERIMENTS:
         exp = experiment(name)
-        expected = len(units(exp, exp.settings("smoke"), SEEDS, per_seed=True))
+        expected = len(units(exp, exp.settings("smoke"), SEEDS, groups=DaskBackend(cluster[1], tmp_path).seed_groups(SEEDS)))
         assert len(_recorded(out, name)) == expected, name
         assert json.loads((out / ".records" / f"{name}.json").read_text())["units"] == dict(reused=0, computed=expected)
     assert not (in_process / ".units").exists()
@@ -86,7 +89,8 @@ def test_killed_worker_unit_is_recomputed(cluster, table4_reference, tmp_path):
     out, box = tmp_path / "killed", {}
 
     def go():
-        try: box["claims"] = reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address)
+        try: box["claims"] = reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address,
+                                       seeds_per_unit=1)
         except BaseException as e: box["error"] = e
 
     pids = client.run(os.getpid)                                       # worker address -> process id
@@ -112,7 +116,7 @@ def test_killed_command_resumes_unit_by_unit(cluster, table4_reference, tmp_path
     c, client = cluster
     out = tmp_path / "resumed"
     args = ["reproduce", "--preset", "smoke", "--seeds", str(len(KILL_SEEDS)), "--only", "table4", "--out", str(out),
-            "--no-progress", "--scheduler", c.scheduler_address]
+            "--no-progress", "--scheduler", c.scheduler_address, "--seeds-per-unit", "1"]
     proc = subprocess.Popen(CLI + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait(lambda: len(_recorded(out, "table4")) >= 2 or proc.poll() is not None, "two recorded units")
@@ -122,7 +126,7 @@ def test_killed_command_resumes_unit_by_unit(cluster, table4_reference, tmp_path
     assert 2 <= kept < len(KILL_SEEDS), f"the command was to be killed mid-run; {kept} units were recorded"
     assert not (out / "table4.csv").exists() and not list((out / ".units").rglob("*.tmp"))   # nothing half-written
     client.wait_for_workers(2, timeout=WAIT)
-    reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address)
+    reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address, seeds_per_unit=1)
     counts = json.loads((out / ".records" / "table4.json").read_text())["units"]
     assert counts["reused"] >= kept and counts["reused"] + counts["computed"] == len(KILL_SEEDS), counts
     for f in ("table4.csv", "claims.json", "summary.md"):
@@ -139,17 +143,16 @@ def test_unreachable_scheduler_is_one_line_and_exit_2(tmp_path, capsys):
 
 def test_missing_dask_names_the_extra(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)             # as if Dask were not installed
-    with pytest.raises(SystemExit) as e:
-        main(["reproduce", "--preset", "smoke", "--out", str(tmp_path), "--scheduler", "local"])
+    code = main(["reproduce", "--preset", "smoke", "--out", str(tmp_path), "--scheduler", "local"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and err.count("\n") == 1 and "entropic_bound[cluster]" in err, err
+    assert code == 2 and err.count("\n") == 1 and "entropic_bound[cluster]" in err, err
     with pytest.raises(ClusterError, match=r"entropic_bound\[cluster\]"):
-        run_on_cluster("table1", tmp_path, "smoke", [0], "cpu", "local:1")
+        with dask_backend("local:1", tmp_path): pass
     assert os.listdir(tmp_path) == []
 
 
 def test_in_process_run_imports_no_dask(tmp_path):
-    code = ("import sys; from entropic_bound.reproduce import main; "
+    code = ("import sys; from entropic_bound.cli import main; "
             f"rc = main(['reproduce', '--preset', 'smoke', '--only', 'table1', '--seeds', '1', '--out', {str(tmp_path)!r}, '--no-progress']); "
             "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
             "assert not loaded, loaded; assert rc in (0, 1), rc")

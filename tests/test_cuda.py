@@ -26,7 +26,7 @@ import torch
 from entropic_bound.experiment import run
 from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.predict import softmax_route_ranks
-from entropic_bound.reproduce import EXPERIMENTS, experiment
+from entropic_bound.experiment import EXPERIMENTS, experiment
 from entropic_bound.spectral import rank_profile
 from entropic_bound.tasks import attention_task, linear_task
 from entropic_bound.train import seeded_normal
@@ -107,7 +107,7 @@ def test_command_line_on_device(tmp_path):
     "`reproduce --device cuda` (here: the device under test) writes every output of a table and ends 0 or 1 (1: a claim fails)."
     if not DEVICE.startswith("cuda"): pytest.skip("the command line's --device takes 'cuda' or 'cpu' only; the CPU path is tested elsewhere")
     args = ["reproduce", "--preset", "smoke", "--device", "cuda", "--only", "table1,table4", "--out", str(tmp_path), "--no-progress"]
-    r = subprocess.run([sys.executable, "-c", f"import sys; from entropic_bound.reproduce import main; sys.exit(main({args!r}))"],
+    r = subprocess.run([sys.executable, "-c", f"import sys; from entropic_bound.cli import main; sys.exit(main({args!r}))"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 1), r.stderr[-2000:]
     for f in ("table1.csv", "table4.csv", "claims.json", "summary.md"):

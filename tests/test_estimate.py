@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from entropic_bound.estimate import estimate, estimate_main, load_samples
+from entropic_bound.cli import main
+from entropic_bound.estimate import estimate, load_samples
 from entropic_bound.linear import predict_linear_rank
 from entropic_bound.predict import predict_qk_rank
 from entropic_bound.tasks import linear_task, attention_task
@@ -60,7 +61,7 @@ def test_wrong_shapes_are_refused(shape):
 
 def test_command_writes_record_and_figure(tmp_path):
     np.savez(tmp_path / "s.npz", X=X, Y=Y, V=V)
-    assert estimate_main([str(tmp_path / "s.npz"), "--kind", "linear-qk", "--bootstrap", "5", "--out", str(tmp_path / "out")]) == 0
+    assert main(["estimate", str(tmp_path / "s.npz"), "--kind", "linear-qk", "--bootstrap", "5", "--out", str(tmp_path / "out")]) == 0
     rec = json.loads((tmp_path / "out" / "estimate.json").read_text())
     assert rec["rank"] == 2 and rec["status"] == "ok" and (tmp_path / "out" / "estimate.png").exists()
 
@@ -68,7 +69,7 @@ def test_command_writes_record_and_figure(tmp_path):
 @pytest.mark.parametrize("arrays", [dict(X=X), dict(Y=Y[..., None]), dict(Y=Y.astype(np.complex64)), dict(X=X[:3], Y=Y)])
 def test_command_bad_files_exit_2_and_write_nothing(tmp_path, capsys, arrays):
     np.savez(tmp_path / "bad.npz", **arrays)
-    code = estimate_main([str(tmp_path / "bad.npz"), "--kind", "linear-qk", "--out", str(tmp_path / "out")])
+    code = main(["estimate", str(tmp_path / "bad.npz"), "--kind", "linear-qk", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("entropic-bound estimate: error:")
     assert not (tmp_path / "out").exists()

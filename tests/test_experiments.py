@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiment import run, units
-from entropic_bound.reproduce import EXPERIMENTS, experiment
+from entropic_bound.experiment import EXPERIMENTS, experiment
 
 TINY = {
     "table1": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40),

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow          # heavy: deselect with pytest -m "not slow"
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
-from entropic_bound import heads  # noqa: E402
+from entropic_bound import cli, heads  # noqa: E402
+from entropic_bound.spectral import noise_edge  # noqa: E402
 
 
 def test_core_import_does_not_load_transformers():
@@ -28,7 +31,7 @@ def test_missing_extra_names_it(monkeypatch):
 
 def test_audit_main_writes_everything(tmp_path, capsys):
     out = tmp_path / "audit"
-    rc = heads.audit_main(["--out", str(out), "--max-sequences", "6", "--curves", "2", "--no-progress"])
+    rc = cli.main(["audit", "--out", str(out), "--max-sequences", "6", "--curves", "2", "--no-progress"])
     assert rc == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == ["error_curves.png", "heads.csv", "layer_head_map.png", "layers.csv", "static_vs_native.png", "summary.md"]
@@ -46,7 +49,7 @@ def test_audit_main_writes_everything(tmp_path, capsys):
 ])
 def test_bad_input_one_line_exit_2_no_output(tmp_path, capsys, argv, arg):
     out = tmp_path / "out"
-    rc = heads.audit_main([a.format(tmp=tmp_path) for a in argv] + ["--out", str(out), "--no-progress"])
+    rc = cli.main(["audit"] + [a.format(tmp=tmp_path) for a in argv] + ["--out", str(out), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and arg in err[0], err
     assert not out.exists()
@@ -58,7 +61,7 @@ def _text(tmp_path, data: bytes) -> Path:
 
 @pytest.mark.parametrize("data, words", [(b"", "no text"), (b"  \n\n \t\n", "no text"), (b"caf\xe9 au lait\n", "not UTF-8")])
 def test_bad_text(tmp_path, capsys, data, words):
-    rc = heads.audit_main(["--text", str(_text(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"])
+    rc = cli.main(["audit", "--text", str(_text(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "--text" in err and words in err and not (tmp_path / "o").exists()
     with pytest.raises(heads.AuditInputError, match="^text: "):
@@ -67,7 +70,7 @@ def test_bad_text(tmp_path, capsys, data, words):
 
 def test_over_long_text_is_truncated_and_said(tmp_path, capsys):
     text = _text(tmp_path, (" ".join(["word"] * 700) + "\nA short second line.\n").encode())
-    rc = heads.audit_main(["--text", str(text), "--out", str(tmp_path / "o"), "--seq-len", "16", "--curves", "0", "--no-progress"])
+    rc = cli.main(["audit", "--text", str(text), "--out", str(tmp_path / "o"), "--seq-len", "16", "--curves", "0", "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 0 and "truncated" in err and "510" in err
     assert "truncated" in (tmp_path / "o" / "summary.md").read_text()
@@ -169,6 +172,6 @@ def test_peer_check_weightwatcher():
         assert ours["sv_max"] == pytest.approx(row["sv_max"], rel=1e-5)
         s = np.linalg.svd(W.detach().double().numpy(), compute_uv=False)
         rms = np.linalg.norm(s) / np.sqrt(ours["N"] * ours["M"])
-        edge = heads.noise_edge(ours["N"], ours["M"], row["sigma_mp"] * rms)      # its sigma, our edge formula
+        edge = noise_edge(ours["N"], ours["M"], row["sigma_mp"] * rms)      # its sigma, our edge formula
         assert edge**2 == pytest.approx(row["bulk_max"], rel=1e-4)
         assert edge**2 / s[0]**2 == pytest.approx(row["mp_softrank"], rel=1e-4)
