@@ -50,7 +50,8 @@ unit = [u for u in units(TABLE3, s, (0, 1, 2)) if u.part == "students"][0]
 t0, f0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 out = measure_unit(TABLE3, s, unit, "cpu", False)
 wall, faults = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
-excess = [v for x in sorted(out) for k, v in sorted(out[x]["excess"].items())]
+excess = [v for x in sorted(out) for _, v in sorted(out[x].excess.items())] + \
+         [f.excess for x in sorted(out) for _, f in sorted(out[x].nonflat.items())]
 print(json.dumps(dict(wall=wall, faults=faults, excess=excess, threads=policy.engine_threads())))
 """
 

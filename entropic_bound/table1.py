@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from .experiment import OnePartExperiment, check_settings, run
+from .experiment import OnePartExperiment, check_settings
 from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit, train_rank_sweep, model_dof,
                                    train_overparameterised, learned_rank_profile, predict_linear_rank)
 from .tasks import linear_task

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from .experiment import OnePartExperiment, check_settings, run
+from .experiment import OnePartExperiment, check_settings
 from .spectral import energy_effective_rank, rank_profile
 from .linear import model_dof
 from .ladder import (LADDER, ladder_data, static_kernel, token_mixing, ladder_forward, permutation_average,

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import torch
 
-from .experiment import Experiment, check_settings, run
+from .experiment import Experiment, check_settings
 from .tasks import attention_task
 from .spectral import rank_profile
 from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap, linear_deficiency_bound

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .experiment import OnePartExperiment, check_settings, run
+from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task
 from .report import ExperimentResult, claim_over_seeds
 from .predict import predict_qk_rank, min_qk_samples

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .experiment import OnePartExperiment, check_settings, run
+from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task
 from .spectral import energy_effective_rank
 from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log_attention_fit, estimated_attention, fit_rank,

@@ -11,8 +11,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from entropic_bound import cli, reproduce as rp
 
 def test_outputs_skip_and_force(tmp_path, fake_experiments):
