@@ -126,10 +126,16 @@ def before_after(res: dict, label) -> bool:
     return same
 
 
+def side_by_side(source: str, variants, title: str, label) -> bool:
+    "Run `variants` of the child `source` in fresh processes, print `title` and the before/after comparison."
+    res = {v: child(source, v) for v in variants}
+    print(title)
+    return before_after(res, label)
+
+
 def table2():
-    res = {v: child(TABLE2, v) for v in ("T2a", "T2b")}
-    print("Table 2 (quick preset, 3 seeds), one process each, the engine on every core:")
-    return before_after(res, lambda r: f"steps {r['steps'][0]}, B3+pos {r['steps'][1]}")
+    return side_by_side(TABLE2, ("T2a", "T2b"), "Table 2 (quick preset, 3 seeds), one process each, the engine on every core:",
+                        lambda r: f"steps {r['steps'][0]}, B3+pos {r['steps'][1]}")
 
 
 def quick():
@@ -147,9 +153,8 @@ def quick():
 
 
 def ranks():
-    res = {v: child(QUICK, v) for v in ("R4", "R3")}
-    print("The quick preset (3 seeds), the whole command (default --jobs), one fresh process each, side by side:")
-    return before_after(res, lambda r: f"Tables 2 and 3 on r* in {{{', '.join(map(str, r['r_stars']))}}}")
+    return side_by_side(QUICK, ("R4", "R3"), "The quick preset (3 seeds), the whole command (default --jobs), one fresh process each, side by side:",
+                        lambda r: f"Tables 2 and 3 on r* in {{{', '.join(map(str, r['r_stars']))}}}")
 
 
 def main():
