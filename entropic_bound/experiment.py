@@ -279,11 +279,12 @@ class Job:
     settings: Any
     unit: Unit
     device: str = "cpu"
+    progress: bool | None = False    # the engine's progress bars (None: where a terminal shows them)
 
     def measure(self) -> tuple:
         "Measure the unit here -> (self, {seed: data}, seconds)."
         t0 = time.perf_counter()
-        data = measure_unit(experiment(self.name), self.settings, self.unit, self.device)
+        data = measure_unit(experiment(self.name), self.settings, self.unit, self.device, self.progress)
         return self, data, time.perf_counter() - t0
 
 class InProcess:
@@ -338,7 +339,7 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
         exp = experiment(name); settings = exp.settings(preset)
         pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
-    jobs = [Job(name, preset, p.settings, u, device) for name, p in pending.items() for u in p.units]
+    jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
     with tqdm(total=len(jobs), desc="units", disable=None if progress is None else not progress) as bar:
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
