@@ -8,10 +8,11 @@ import argparse, json, math, os, sys, time
 from pathlib import Path
 
 from . import __version__
+from .estimate import KINDS
 from .experiment import EXPERIMENTS, PRESETS
 
 # %% auto #0
-__all__ = ['ESTIMATE_KINDS', 'COMMANDS', 'UsageError', 'reproduce_command', 'estimate_command', 'audit_command', 'parser', 'main']
+__all__ = ['COMMANDS', 'UsageError', 'reproduce_command', 'estimate_command', 'audit_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 class UsageError(Exception):
@@ -105,12 +106,10 @@ def reproduce_command(a) -> int:
     return 0 if all(c["verdict"] == "holds" for c in claims) else 1
 
 # %% ../nbs/92_cli.ipynb #6d9ba181
-ESTIMATE_KINDS = ("token-mixing", "linear-qk", "softmax-qk")     # the task families of `estimate.estimate`
-
 def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound estimate`."
     p.add_argument("data", nargs="+", metavar="DATA", help=".npz/.pt/.safetensors with arrays X, Y (optional V), a .npy of Y, or two .npy files X Y")
-    p.add_argument("--kind", choices=ESTIMATE_KINDS, default="token-mixing", help="the task family (default: token-mixing)")
+    p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
     p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
     p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")

@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
+if TYPE_CHECKING: from matplotlib.figure import Figure     # imported when a figure is drawn
 
 from .spectral import RankDecision, power_of_two_scale, energy_effective_rank
 from .linear import linear_rank_decision
@@ -75,6 +76,7 @@ class RankEstimate:
 
     def plot(self) -> Figure:
         "Left: the spectrum that was cut and its edge; right: r̂ over the bootstrap resamples (-1: not determined)."
+        from matplotlib.figure import Figure                           # only when a figure is drawn
         fig = Figure(figsize=(9, 3.2)); a, b = fig.subplots(1, 2)
         dec = self.decision
         if dec is not None:
