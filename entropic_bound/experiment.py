@@ -143,9 +143,11 @@ def _seed_independent(cells: dict, per_seed: list) -> dict:
     return {p: v for p, v in cells.items() if group(p) in keep}
 
 def reference_entry(exp: Experiment, settings, seeds=REFERENCE_SEEDS, device: str = "cpu") -> dict:
-    "The reference of `exp`: {'values': flat cells of `run` over `seeds`, 'tolerance': per cell, from the same cells of each seed run alone}."
-    cells = result_cells(run(exp, settings, seeds, device))
-    per_seed = [result_cells(run(exp, settings, (s,), device)) for s in seeds]
+    "The reference of `exp`: {'values': flat cells of the summary over `seeds`, 'tolerance': per cell, from the same cells of each seed summarised alone}; every unit is measured once, seed by seed."
+    measured = {u: measure_unit(exp, settings, u, device) for s in seeds for u in units(exp, settings, (s,))}
+    alone = lambda s: {u: data for u, data in measured.items() if u.seeds == (s,)}
+    cells = result_cells(summarise_units(exp, settings, seeds, measured))
+    per_seed = [result_cells(summarise_units(exp, settings, (s,), alone(s))) for s in seeds]
     values = _seed_independent(cells, per_seed)
     return dict(values=values, tolerance=spread_tolerance(values, per_seed))
 

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 from entropic_bound import __version__
-from entropic_bound.experiment import REFERENCE_FILE, REFERENCE_SEEDS, reference_entry
-from entropic_bound.reproduce import EXPERIMENTS, experiment
+from entropic_bound.experiment import EXPERIMENTS, REFERENCE_FILE, REFERENCE_SEEDS, experiment, reference_entry
 
 ROOT = Path(__file__).resolve().parents[1]
 
