@@ -103,7 +103,7 @@ def real_array(a, name: str, ndim: int) -> np.ndarray:
     return as_float64_array(a, name, ndim=ndim, shape="(n, T, d)" if ndim == 3 else "(d, d_v)")
 
 # %% ../nbs/10_your_data.ipynb #771bbdee
-DATA_LIMITED = (InsufficientDataError, np.linalg.LinAlgError)   # the data cannot determine a rank: "not enough data", not bad input
+DATA_LIMITED = InsufficientDataError   # the data cannot determine a rank: "not enough data", not bad input (raised where the data fall short)
 
 # %% ../nbs/10_your_data.ipynb #5caa070b
 def _softmax_decision(X, Y, V, noise_std=None, draws: int = 16, scales=None, edge=None):

@@ -273,7 +273,11 @@ def softmax_linearised_fit(X, Y, V, noise_std: float | None = None) -> KernelFit
 def estimated_attention(X, Y, V) -> np.ndarray:
     "Least-squares attention $\\hat A_n = Y_n V^+ X_n^+$ (n, T, T): the true $A_n$ projected onto the column space of $X_n$."
     XtX = np.einsum("nta,ntb->nab", X, X)
-    return Y @ np.linalg.pinv(V) @ np.linalg.solve(XtX, X.transpose(0, 2, 1))
+    try: solved = np.linalg.solve(XtX, X.transpose(0, 2, 1))
+    except np.linalg.LinAlgError:
+        raise InsufficientDataError(f"XᵀX is singular for some sample (T = {X.shape[1]} tokens, d = {X.shape[2]} features): "
+                                    "its attention cannot be estimated by least squares") from None
+    return Y @ np.linalg.pinv(V) @ solved
 
 def log_attention_fit(X, A, noise_std: float | None = None) -> KernelFit:
     "Route 2: $\\log A_n\\,C = X_n K X_n^\\top C/\\sqrt d$ by least squares; entries of `A` (n, T, T) <= 0 floored at the sample's smallest positive entry."
