@@ -19,7 +19,7 @@ from .predict import (qk_rank_decision, min_qk_samples, estimated_attention, log
                                     observation_noise_edge, fit_spectrum_and_edge, qk_inputs)
 
 # %% auto #0
-__all__ = ['KINDS', 'DATA_LIMITED', 'RankEstimate', 'real_array', 'estimate', 'load_samples']
+__all__ = ['KINDS', 'RankEstimate', 'real_array', 'estimate', 'load_samples']
 
 # %% ../nbs/10_your_data.ipynb #24d9ea26
 KINDS = ("token-mixing", "linear-qk", "softmax-qk")
@@ -102,9 +102,6 @@ def real_array(a, name: str, ndim: int) -> np.ndarray:
     "`a` (array, tensor or nested list) as a float64 ndarray of `ndim` dims, `(n, T, d)` or `(d, d_v)`, by the library's one array validator (`as_float64_array`): an error naming `name` for missing, complex, non-numeric, empty, non-finite or wrongly shaped input."
     return as_float64_array(a, name, ndim=ndim, shape="(n, T, d)" if ndim == 3 else "(d, d_v)")
 
-# %% ../nbs/10_your_data.ipynb #771bbdee
-DATA_LIMITED = InsufficientDataError   # the data cannot determine a rank: "not enough data", not bad input (raised where the data fall short)
-
 # %% ../nbs/10_your_data.ipynb #5caa070b
 def _softmax_decision(X, Y, V, noise_std=None, draws: int = 16, scales=None, edge=None):
     "Log-inversion route of §6 on `X` (n, T, d), `Y` (n, T, d_v), `V` (d, d_v), each divided by a power of two (or by `scales`): observation-noise edge with σ given, misfit edge without, or a fixed `edge` -> (RankDecision, energy rank of K̂)."
@@ -141,7 +138,7 @@ def _resampled_ranks(kind, X, Y, V, noise_std, B: int, fraction: float, seed: in
         try:
             if kind == "softmax-qk": out[b] = _softmax_decision(X[i], Y[i], V, noise_std, scales=dec.scales, edge=dec.edge)[0].rank
             else: out[b] = _decide(kind, None if X is None else X[i], Y[i], V, noise_std)[0].rank
-        except DATA_LIMITED: pass
+        except InsufficientDataError: pass
     return out
 
 # %% ../nbs/10_your_data.ipynb #361c97f0
@@ -189,7 +186,7 @@ def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement
         return RankEstimate(kind, None, "softmax attention with V unknown: kernel and value map are not identifiable from data alone (§6); pass V",
                             None, np.zeros(0, np.int64), float("nan"), _identifiability_warnings(kind, shape, False, noise_std, None), shape)
     try: dec, extra = _decide(kind, X, Y, V, noise_std)
-    except DATA_LIMITED as e:
+    except InsufficientDataError as e:
         return RankEstimate(kind, None, str(e), None, np.zeros(0, np.int64), float("nan"),
                             _identifiability_warnings(kind, shape, V is not None, noise_std, None), shape)
     boot = _resampled_ranks(kind, X, Y, V, noise_std, bootstrap, fraction, seed, dec)
