@@ -11,15 +11,18 @@ from typing import Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'Claim', 'claim_over_seeds', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table',
-           'ExperimentResult', 'flat_cells', 'cell_numbers', 'spread_tolerance', 'compare_cells']
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SPREADS', 'Claim', 'claim_over_seeds', 'fraction_resolution', 'assert_claims',
+           'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers',
+           'spread_tolerance', 'compare_cells']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
+ROUNDOFF = 1e-6          # relative: about ten float32 units in the last place
+STRAWMAN_SPREADS = 100.0 # a control farther than this many spreads from its criterion is a strawman (see the prose above)
 
 @dataclass
 class Claim:
-    "One claim: `measured` (mean over seeds, `spread` = [min, max]) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`; `kind` 'empirical' (with a negative `control` Claim that must fail) or 'consistency'."
+    "One claim: `measured` (mean over seeds, `spread` = [min, max]) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`; `kind` 'empirical' (with a negative `control` Claim that must fail, and `removes`: the one ingredient the control takes away) or 'consistency'."
     id: str
     section: str
     statement: str
@@ -31,15 +34,22 @@ class Claim:
     target: float | None = None
     kind: str = "empirical"
     control: "Claim | None" = None
+    removes: str | None = None      # the one ingredient of the claim's experiment its control removes
+    resolution: float = 0.0         # the smallest step the measurement can take (1/S for a fraction of S items): the least margin unit
+    differs: str | None = None      # why this statement is not the paper's literal one (None: it is the paper's)
+    setting: str | None = None      # why the `paper` figure follows from a setting chosen to match it (None: it is reproduced)
 
     def __post_init__(self):
         if self.direction not in ("<=", ">=", "within"): raise ValueError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
         if (self.direction == "within") != (self.target is not None): raise ValueError(f"claim {self.id}: a target is given exactly when direction is 'within'")
-        if not all(math.isfinite(v) for v in (self.measured, self.threshold, 0.0 if self.target is None else self.target)):
-            raise ValueError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}) and target must be finite")
+        if not all(math.isfinite(v) for v in (self.measured, self.threshold, self.resolution, 0.0 if self.target is None else self.target)):
+            raise ValueError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}), resolution and target must be finite")
+        if self.resolution < 0: raise ValueError(f"claim {self.id}: resolution must be >= 0; got {self.resolution}")
         if self.kind not in KINDS: raise ValueError(f"claim {self.id}: kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "empirical") != (self.control is not None):
             raise ValueError(f"claim {self.id}: an empirical claim needs a negative control, and only an empirical claim has one")
+        if (self.kind == "empirical") != bool(self.removes):
+            raise ValueError(f"claim {self.id}: an empirical claim names the one ingredient its control removes (`removes`), and only it does")
 
     @property
     def holds(self) -> bool:
@@ -48,14 +58,37 @@ class Claim:
         return bool(self.measured <= self.threshold) if self.direction == "<=" else bool(self.measured >= self.threshold)
 
     @property
+    def unit(self) -> float:
+        "The unit of `margin`: the spread over seeds (max − min), at least `resolution` and `ROUNDOFF` of the numbers compared."
+        width = 0.0 if self.spread is None else float(self.spread[1] - self.spread[0])
+        scale = max(abs(self.measured), abs(self.threshold), 0.0 if self.target is None else abs(self.target))
+        return max(width, self.resolution, ROUNDOFF * scale, 1e-300)
+
+    @property
+    def margin(self) -> float:
+        "Signed distance of the measurement from its criterion in units of its own spread (`unit`): > 0 where it holds, < 0 where it fails."
+        gap = {"<=": lambda: self.threshold - self.measured, ">=": lambda: self.measured - self.threshold,
+               "within": lambda: self.threshold - abs(self.measured - self.target)}[self.direction]()
+        return float(gap / self.unit)
+
+    @property
     def informative(self) -> bool:
         "An empirical claim is informative when its control fails; a consistency check always is."
         return self.control is None or not self.control.holds
 
     @property
+    def strawman(self) -> bool:
+        "Whether the control fails by more than `STRAWMAN_SPREADS` of its own spread: it could not have come near the criterion, so it shows nothing about the cause."
+        if self.control is None: return False
+        c = self.control
+        measured_unit = max(0.0 if c.spread is None else float(c.spread[1] - c.spread[0]), c.resolution) > 0   # one seed of a continuous value: no spread to judge by
+        return measured_unit and c.margin < -STRAWMAN_SPREADS
+
+    @property
     def verdict(self) -> str:
-        "'holds', 'fails' or 'uninformative' (the claim and its control both pass)."
-        return "fails" if not self.holds else ("holds" if self.informative else "uninformative")
+        "'holds', 'fails', 'uninformative' (the claim and its control both pass) or 'strawman' (it holds, but its control fails by more than `STRAWMAN_SPREADS`)."
+        if not self.holds: return "fails"
+        return "uninformative" if not self.informative else ("strawman" if self.strawman else "holds")
 
     @property
     def criterion(self) -> str:
@@ -63,26 +96,31 @@ class Claim:
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, holds, verdict, paper, control."
+        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, margin, holds, verdict, paper, setting, differs, control (with what it removes and its margin)."
+        spread = lambda c: None if c.spread is None else [float(v) for v in c.spread]
         return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
-                    spread=None if self.spread is None else [float(v) for v in self.spread],
-                    threshold=float(self.threshold), direction=self.direction,
-                    target=None if self.target is None else float(self.target), criterion=self.criterion,
-                    holds=self.holds, verdict=self.verdict, paper=self.paper,
-                    control=None if self.control is None else dict(statement=self.control.statement, measured=float(self.control.measured),
-                                                                   spread=None if self.control.spread is None else [float(v) for v in self.control.spread],
-                                                                   criterion=self.control.criterion, holds=self.control.holds))
+                    spread=spread(self), threshold=float(self.threshold), direction=self.direction,
+                    target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
+                    holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
+                    control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
+                                                                   measured=float(self.control.measured), spread=spread(self.control),
+                                                                   criterion=self.control.criterion, margin=self.control.margin,
+                                                                   holds=self.control.holds))
 
     def __str__(self):
         spread = "" if self.spread is None else f" [{self.spread[0]:.4g}, {self.spread[1]:.4g}]"
-        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}  — {self.statement}"
+        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g}  — {self.statement}"
+        if self.differs: head += f"\n{'':14s}differs from the paper: {self.differs}"
         if self.control is None: return head
-        return head + f"\n{'':14s}control: {self.control.measured:.4g} {'passes (uninformative!)' if self.control.holds else 'fails, as it must'} — {self.control.statement}"
+        c = self.control
+        outcome = "passes (uninformative!)" if c.holds else ("fails — a strawman!" if self.strawman else "fails, as it must")
+        return head + f"\n{'':14s}control (removes {self.removes}): {c.measured:.4g}, margin {c.margin:+.3g}, {outcome} — {c.statement}"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
 def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None,
-                     kind: str = "empirical", control=None) -> Claim:
-    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion."
+                     kind: str = "empirical", control=None, removes: str | None = None, resolution: float = 0.0,
+                     differs: str | None = None, setting: str | None = None) -> Claim:
+    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion, and `removes` the one ingredient it takes away."
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0: raise ValueError(f"claim {id}: no values")
     ctl = None
@@ -91,25 +129,31 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
         cv = np.asarray(c_values, dtype=np.float64).ravel()
         if cv.size == 0: raise ValueError(f"claim {id}: no control values")
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency")
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution))
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
-                 None if target is None else float(target), kind, ctl)
+                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting)
+
+def fraction_resolution(values) -> float:
+    "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
+    return 1.0 / max(1, np.asarray(values).size)
 
 def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = ()) -> None:
-    "Print every claim with its verdict and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses) and any claim whose control passes."
+    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses), any claim whose control passes and any whose control is a strawman."
     for c in claims: print(c)
     bad = [c.id for c in claims if (not c.holds and c.id not in expect_fail)]
     assert not bad, f"claims that do not hold: {bad}"
     uninformative = [c.id for c in claims if not c.informative]
     assert not uninformative, f"claims whose negative control passes too (uninformative): {uninformative}"
+    strawmen = [c.id for c in claims if c.strawman]
+    assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SPREADS:g} spreads (strawmen): {strawmen}"
     unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
     assert not unexpected, f"claims expected to fail that hold: {unexpected}"
 
 def count_claims(records) -> dict:
-    "Counts of claim records (dicts) by kind and verdict: empirical held / uninformative / total, consistency passed / total."
+    "Counts of claim records (dicts) by kind and verdict: empirical held / uninformative / strawman / total, consistency passed / total."
     emp = [r for r in records if r["kind"] == "empirical"]; con = [r for r in records if r["kind"] == "consistency"]
     return dict(empirical=len(emp), empirical_hold=sum(r["verdict"] == "holds" for r in emp),
-                uninformative=sum(r["verdict"] == "uninformative" for r in emp),
+                uninformative=sum(r["verdict"] == "uninformative" for r in emp), strawman=sum(r["verdict"] == "strawman" for r in emp),
                 consistency=len(con), consistency_pass=sum(r["holds"] for r in con))
 
 # %% ../nbs/22_report.ipynb #01501a2c
@@ -190,7 +234,6 @@ def spread_tolerance(cells: dict, per_seed: Sequence[dict]) -> dict:
         tol[path] = [res + (float(np.ptp([n[i][0] for _, n in seeds])) if comparable else 0.0) for i, (_, res) in enumerate(numbers)]
     return tol
 
-ROUNDOFF = 1e-6   # relative: about ten float32 units in the last place
 
 def compare_cells(cells: dict, reference: dict, tolerance: dict) -> list:
     "Messages for every path of flat `reference` that `cells` lacks, renders with another skeleton, or holds a number farther from the reference's than its `tolerance` (plus `ROUNDOFF`, relative); empty when all agree."

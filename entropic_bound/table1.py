@@ -16,7 +16,7 @@ from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit
                                    train_overparameterised, learned_rank_profile, predict_linear_rank)
 from .tasks import linear_task
 from .spectral import rank_profile
-from .report import claim_over_seeds, ExperimentResult
+from .report import claim_over_seeds, ExperimentResult, fraction_resolution
 
 # %% auto #0
 __all__ = ['TABLE1_PRESETS', 'TEACHERS', 'TEACHER_SEED_STEP', 'TABLE1', 'Table1Settings', 'LearnedRanks', 'TeacherRecovery',
@@ -234,7 +234,7 @@ def _sweep_claims(s: Table1Settings, sweep: RankSweep, noise_energy: list) -> li
                          trained[:, deficient].min(1) / floor, bounds[:, deficient].min() / floor, ">=", paper="sharp transition at r = r*", kind="consistency"),
         claim_over_seeds("t1.achievability", "4", "rank r* reaches the noise floor up to twice the estimation error σ²k/n (excess at r*, / noise floor)",
                          trained[:, at_r_star] / floor, 2 * sweep.estimation[at_r_star] / floor, "<=", paper="noise floor at r = r*",
-                         control=("the same excess for the rank-(r*-1) model", trained[:, sweep.column(r_star - 1)] / floor)),
+                         control=("the same excess for the rank-(r*-1) model", trained[:, sweep.column(r_star - 1)] / floor), removes="one rank of the model (r* - 1)"),
         claim_over_seeds("t1.bound", "4", "trained excess for r < r* equals the Theorem-1 bound (largest relative gap)",
                          ((trained[:, deficient] - bounds[:, deficient]) / bounds[:, deficient]).max(1), 2 * max(rel_scale), "<=", paper="tight (Thm 1-3)",
                          kind="consistency"),
@@ -250,14 +250,14 @@ def _gd_claims(s: Table1Settings, units: dict) -> list:
     return [
         claim_over_seeds("t1.gd_recovery", "4", "over-parameterised GD from small init: MP-corrected Shannon R_eff rounds to r* (the paper's "
                          f"teacher; its own R_eff is {np.mean([t.shannon_target for t in teachers['paper']]):.4g})", gd["paper"].shannon_mp, 0.5,
-                         "within", paper=2.97, target=r_star, control=(f"the same measurement on {control}", gd["control"].shannon_mp)),
+                         "within", paper=2.97, target=r_star, control=(f"the same measurement on {control}", gd["control"].shannon_mp), removes="the teacher's rank r*"),
         claim_over_seeds("t1.gd_nonflat", "4", f"non-flat teacher {s.nonflat_spectrum}: GD's MP-corrected Shannon R_eff equals the teacher's own "
                          f"({np.mean(nonflat_target):.3g}, not r*) within 0.1", gd["nonflat"].shannon_mp - nonflat_target, 0.1, "within",
                          paper="effective rank r* + O(σ²/n)", target=0.0,
-                         control=("the same measurement against r* instead of the teacher's own R_eff", gd["nonflat"].shannon_mp - r_star)),
+                         control=("the same measurement against r* instead of the teacher's own R_eff", gd["nonflat"].shannon_mp - r_star), removes="the teacher's own R_eff as target"),
         claim_over_seeds("t1.gd_numerical", "4", "GD from small init: the MP-corrected numerical rank equals r* (fraction of seeds, paper and non-flat teachers)",
                          (numerical_is_r_star["paper"] + numerical_is_r_star["nonflat"]) / 2, 0.99, ">=", paper="r* recovered",
-                         control=(f"the same fraction on {control}", numerical_is_r_star["control"])),
+                         control=(f"the same fraction on {control}", numerical_is_r_star["control"]), removes="the teacher's rank r*", resolution=fraction_resolution(numerical_is_r_star["control"])),
     ]
 
 def _data_only_claim(s: Table1Settings, units: dict):
@@ -265,7 +265,7 @@ def _data_only_claim(s: Table1Settings, units: dict):
     found_r_star = {name: [float(t.data_only == s.r_star) for t in over_seeds(units, name)] for name in TEACHERS}   # 1.0 where it finds r*
     return claim_over_seeds("t1.data_only", "4", "data-only estimate predict_linear_rank equals r* (fraction of seeds, paper and non-flat teachers)",
                             (np.array(found_r_star["paper"]) + np.array(found_r_star["nonflat"])) / 2, 0.99, ">=", paper=3,
-                            control=(f"the same fraction on a teacher of rank r* + {s.control_extra_rank}", found_r_star["control"]))
+                            control=(f"the same fraction on a teacher of rank r* + {s.control_extra_rank}", found_r_star["control"]), removes="the teacher's rank r*", resolution=fraction_resolution(found_r_star["control"]))
 
 def _recovery_rows(units: dict) -> list:
     "One row per teacher: its A* (rank and spectrum from the first seed, effective ranks) and what GD and the data-only estimator recover, means over seeds."

@@ -251,7 +251,7 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     b0_threshold = float(2 * np.mean(s.noise_std**2 * k_r / s.n / t.signal))
     claims = [claim_over_seeds("t2.B0", "5", "B0 (A X V, rank r*) achieves: relative excess within 2x the estimation scale σ²k_r/n",
                                t.classes["B0"].rel, b0_threshold, "<=", paper="achieves",
-                               control=("the same measurement for B0 one rank short (r* - 1)", t.b0_short))]
+                               control=("the same measurement for B0 one rank short (r* - 1)", t.b0_short), removes="one rank of the model (r* - 1)")]
     for cls in LADDER[1:]:
         se_mean = float(np.sqrt((t.classes[cls].se ** 2).sum()) / len(t.r_stars))
         claims.append(claim_over_seeds(f"t2.{cls}", "5", f"{cls} fails: relative excess at r = r* sits on the permutation bound "
@@ -262,7 +262,7 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     pos_threshold = float(pos.bound.mean() - 3 * np.sqrt((pos.se ** 2).sum()) / len(pos.se))
     claims.append(claim_over_seeds("t2.positions", "5", f"what B1-B3 lack is position information: B3 with learned positions gets below the "
                                    f"permutation bound (r* = {s.pos_r_star})", pos.rel, pos_threshold, "<=", paper=None,
-                                   control=("the same measurement for B3 without positions, same tasks", t.classes["B3"].rel[t.at(s.pos_r_star)])))
+                                   control=("the same measurement for B3 without positions, same tasks", t.classes["B3"].rel[t.at(s.pos_r_star)]), removes="position information"))
     return claims
 
 def _kernel_rank_by_r_star(s: Table2Settings, t: Table2Tasks, cls: str) -> str:

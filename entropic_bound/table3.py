@@ -345,7 +345,7 @@ def _deficiency_claim(s: Table3Settings, students: list, kind: str):
     linear = kind == "linear"
     return claim_over_seeds(f"t3.{kind}.deficiency", "§6", f"{kind} attention: a head of kernel rank r < r* has clean excess risk of at least one noise floor"
                             + (" (implied by Proposition 1's bound)" if linear else ""), below, 1.0, ">=", paper="deficiency restored",
-                            **(dict(kind="consistency") if linear else dict(control=("the same minimum for heads of rank r* itself", at_r_star))))
+                            **(dict(kind="consistency") if linear else dict(control=("the same minimum for heads of rank r* itself", at_r_star), removes="the rank deficit")))
 
 def _achievability_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: heads one rank short."
@@ -353,7 +353,7 @@ def _achievability_claim(s: Table3Settings, students: list, kind: str):
     short = [max(seed_data.excess[(kind, rs, rs - 1)] for rs in s.r_stars) for seed_data in students]
     return claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
                             at_r_star, 2 * max(_rate(s, kind, rs) for rs in s.r_stars), "<=", paper="achievability restored",
-                            control=("the same maximum for heads one rank short (r* - 1)", short))
+                            control=("the same maximum for heads one rank short (r* - 1)", short), removes="one rank of the head (r* - 1)")
 
 def _recovery_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.recovery`: the r = d student's energy rank errs from r* by at most 0.5; control: the teacher of rank r* + 1, against r*."
@@ -362,7 +362,7 @@ def _recovery_claim(s: Table3Settings, students: list, kind: str):
                   else [1.0] * len(students))
     return claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank rounds to r*",
                             _rank_error(s, students, kind, "energy"), 0.5, "<=", paper="recovery restored",
-                            control=("the same error for the students of the teacher of rank r* + 1, against r*", off_by_one))
+                            control=("the same error for the students of the teacher of rank r* + 1, against r*", off_by_one), removes="the teacher's rank r*")
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."
@@ -378,7 +378,7 @@ def _nonflat_claim(s: Table3Settings, students: list):
     to_r_star = [np.mean([abs(fit.student.energy - fit.r_star) for fit in per_seed]) for per_seed in fits]
     return claim_over_seeds("t3.recovery_nonflat", "§6", "non-flat teacher kernels: the student's kernel energy effective rank equals the teacher's own "
                             "(not r*) within 0.1", to_own, 0.1, "<=", paper="recovery restored",
-                            control=("the same error measured against r* instead of the teacher's own energy rank", to_r_star))
+                            control=("the same error measured against r* instead of the teacher's own energy rank", to_r_star), removes="the teacher's own energy rank as target")
 
 def table3_claims(s: Table3Settings, students: list) -> list:
     "The `t3.*` claims: per kind deficiency, achievability and recovery (softmax: then energy robustness), and recovery on non-flat teachers."

@@ -13,7 +13,7 @@ from .tasks import attention_task
 from .spectral import energy_effective_rank
 from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log_attention_fit, estimated_attention, fit_rank,
                                     leading_kernel_factor, softmax_route_ranks)
-from .report import ExperimentResult, claim_over_seeds
+from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
 __all__ = ['TABLE5_PRESETS', 'ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed',
@@ -206,15 +206,15 @@ def _claims(s: Table5Settings, units: dict) -> list:
         claim_over_seeds("t5.softmax_numerical", "§6", "softmax, V known: nonlinear inversion destroys the numerical rank — no data-only route "
                          "(linear-QK, linearised, log inversion; σ estimated) recovers r* in more than half the tasks (best route's fraction)",
                          best["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)",
-                         control=("the same best fraction on linear-QK teachers", best["linear"])),
+                         control=("the same best fraction on linear-QK teachers", best["linear"]), removes="softmax (linear-QK teachers)", resolution=fraction_resolution(best["linear"])),
         claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
                          "half the tasks (kernel-value identifiability)", at_scale["softmax"], 0.5, "<=",
                          paper="only partial pre-training recovery (kernel-value identifiability)",
-                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale["linear"])),
+                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale["linear"]), removes="softmax (linear-QK teachers)", resolution=fraction_resolution(at_scale["linear"])),
         claim_over_seeds("t5.softmax_energy", "§6", "softmax, log-inversion route: the data-only energy effective rank is within 0.5 of r* "
                          "(the size of the kernel survives; the error is reported, not zero)",
                          energy["softmax"], 0.5, "<=", paper="partial recovery",
-                         control=("the same error on targets that are pure noise", energy["noise only"])),
+                         control=("the same error on targets that are pure noise", energy["noise only"]), removes="the signal (pure-noise targets)"),
     ]
 
 def _frontier_figure(rows, sweep_rows, n_rows):

@@ -3,6 +3,7 @@
 Every table notebook and CI's second-code-path check compare their results with this file (see `entropic_bound.experiment.check_reference`).
 Rerun it when a change of code is meant to change the numbers:  python scripts/make_reference.py
 """
+import fcntl
 import json
 import platform
 import subprocess
@@ -17,18 +18,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(names=None) -> int:
     path = ROOT / "entropic_bound" / "data" / REFERENCE_FILE
-    stored = json.loads(path.read_text()) if path.exists() else {"experiments": {}}
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    stored.update(preset="quick", seeds=list(REFERENCE_SEEDS), version=__version__, commit=commit, machine=f"{platform.machine()} {platform.processor()}".strip())
+    entries = {}
     for name in names or EXPERIMENTS:
         exp = experiment(name)
         print(f"{name}: running the quick preset on seeds {REFERENCE_SEEDS} together and one by one", flush=True)
-        stored["experiments"][name] = reference_entry(exp, exp.settings("quick"), REFERENCE_SEEDS)
-    stored["experiments"] = dict(sorted(stored["experiments"].items()))
-    path.write_text(json.dumps(stored, indent=0, ensure_ascii=False) + "\n")
+        entries[name] = reference_entry(exp, exp.settings("quick"), REFERENCE_SEEDS)
+    with open(path.with_suffix(".lock"), "w") as lock:                  # several writers (one table each) read-modify-write in turn
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stored = json.loads(path.read_text()) if path.exists() else {"experiments": {}}
+        stored.update(preset="quick", seeds=list(REFERENCE_SEEDS), version=__version__, commit=commit, machine=f"{platform.machine()} {platform.processor()}".strip())
+        stored["experiments"] = dict(sorted((stored["experiments"] | entries).items()))
+        path.write_text(json.dumps(stored, indent=0, ensure_ascii=False) + "\n")
+    path.with_suffix(".lock").unlink(missing_ok=True)
     print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
