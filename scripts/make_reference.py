@@ -30,7 +30,6 @@ def main(names=None) -> int:
         stored.update(preset="quick", seeds=list(REFERENCE_SEEDS), version=__version__, commit=commit, machine=f"{platform.machine()} {platform.processor()}".strip())
         stored["experiments"] = dict(sorted((stored["experiments"] | entries).items()))
         path.write_text(json.dumps(stored, indent=0, ensure_ascii=False) + "\n")
-    path.with_suffix(".lock").unlink(missing_ok=True)
     print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
     return 0
 
