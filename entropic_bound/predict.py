@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import scipy.linalg as sla
+import torch
 
 from .spectral import InsufficientDataError, energy_effective_rank
 from .tasks import attention_mixing
@@ -21,7 +22,7 @@ from .policy import cpu_threads                      # one BLAS thread for small
 __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
            'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit', 'lifted_symmetric_tensor',
            'leading_kernel_factor', 'qk_inputs', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank',
-           'softmax_linearised_fit', 'estimated_attention', 'log_attention_fit', 'observation_noise_edge',
+           'softmax_linearised_fit', 'estimated_attention', 'input_span', 'log_attention_fit', 'observation_noise_edge',
            'softmax_route_ranks']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
@@ -270,23 +271,71 @@ def softmax_linearised_fit(X, Y, V, noise_std: float | None = None) -> KernelFit
     Xc = X - X.mean(1, keepdims=True)                                     # C X_n
     return bilinear_fit(X, Y - (X @ V).mean(1, keepdims=True), Xc.transpose(0, 2, 1) @ Xc @ V, noise_std)   # X^T C X = (CX)^T (CX)
 
-def estimated_attention(X, Y, V) -> np.ndarray:
-    "Least-squares attention $\\hat A_n = Y_n V^+ X_n^+$ (n, T, T): the true $A_n$ projected onto the column space of $X_n$."
-    XtX = np.einsum("nta,ntb->nab", X, X)
-    try: solved = np.linalg.solve(XtX, X.transpose(0, 2, 1))
-    except np.linalg.LinAlgError:
-        raise InsufficientDataError(f"XᵀX is singular for some sample (T = {X.shape[1]} tokens, d = {X.shape[2]} features): "
-                                    "its attention cannot be estimated by least squares") from None
-    return Y @ np.linalg.pinv(V) @ solved
+_FAST_PIVOT = 1e-6    # a sample's Gram of X_n V is solved by Cholesky when its smallest pivot² exceeds this share of its largest diagonal entry, else by SVD
+
+def _attention_inputs(X, Y, V):
+    "X (n, T, d), Y (n, T, d_v), V (d, d_v) as float64 arrays, or ValueError naming the one that is wrongly shaped or not finite."
+    X, Y, V = (np.asarray(a, dtype=np.float64) for a in (X, Y, V))
+    for a, name, shape, nd in ((X, "X", "(n, T, d)", 3), (Y, "Y", "(n, T, d_v)", 3), (V, "V", "(d, d_v)", 2)):
+        if a.ndim != nd: raise ValueError(f"{name} must have shape {shape}; got {a.shape}")
+        if not np.isfinite(a).all(): raise ValueError(f"{name} has non-finite entries")
+    if X.shape[:2] != Y.shape[:2]: raise ValueError(f"X and Y must share (n, T); got {X.shape[:2]} and {Y.shape[:2]}")
+    if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
+    return X, Y, V
+
+def _min_norm_attention(W: np.ndarray, Y: np.ndarray, rtol: float) -> np.ndarray:
+    "$Y_n W_n^+$ by SVD, singular values at or below `rtol` times the largest dropped: `W`, `Y` (m, T, d_v) -> (m, T, T)."
+    U, s, Wh = np.linalg.svd(W, full_matrices=False)
+    keep = s > rtol * s[:, :1]
+    inv = np.where(keep, 1 / np.where(keep, s, 1.0), 0.0)
+    return ((Y @ Wh.transpose(0, 2, 1)) * inv[:, None, :]) @ U.transpose(0, 2, 1)
+
+def estimated_attention(X, Y, V, rtol: float | None = None) -> np.ndarray:
+    "Least-squares attention $\\hat A_n = Y_n (X_nV)^+$ (n, T, T), the least-norm $A$ minimising $\\|Y_n - A X_n V\\|_F$: the true $A_n$ projected onto the column space of $X_nV$, exact when rank $X_nV = T$; singular values of $X_nV$ at or below `rtol` (default max(T, d_v)·ε) times its largest count as zero."
+    X, Y, V = _attention_inputs(X, Y, V)
+    n, T, _ = X.shape
+    dv = V.shape[1]
+    rtol = max(T, dv) * np.finfo(np.float64).eps if rtol is None else float(rtol)
+    W = X @ V                                                              # what A_n is seen through
+    zero = np.flatnonzero(~np.abs(W).reshape(n, -1).any(1))
+    if zero.size: raise InsufficientDataError(f"X_n V is zero for {zero.size} of {n} samples (first: sample {zero[0]}): they carry no "
+                                              "information on their attention, whose least-squares estimate would be 0 (no logarithm)")
+    Wt, Yt = torch.from_numpy(W), torch.from_numpy(Y)
+    tall = T >= dv                                                         # Gram of the smaller side, k = min(T, d_v)
+    G = Wt.mT @ Wt if tall else Wt @ Wt.mT
+    L, info = torch.linalg.cholesky_ex(G)
+    ok = (info == 0) & (L.diagonal(dim1=-2, dim2=-1).min(-1).values ** 2 > _FAST_PIVOT * G.diagonal(dim1=-2, dim2=-1).max(-1).values)
+    A = np.empty((n, T, T))
+    if bool(ok.any()):                                                    # full rank: the unique least-squares solution
+        i = ok.numpy()
+        if tall: A[i] = (Yt[ok] @ torch.cholesky_solve(Wt[ok].mT.contiguous(), L[ok])).numpy()        # Y (WᵀW)⁻¹ Wᵀ
+        else: A[i] = torch.cholesky_solve(Wt[ok] @ Yt[ok].mT, L[ok]).mT.numpy()                      # Y Wᵀ (W Wᵀ)⁻¹
+    if not bool(ok.all()):                                                # rank-deficient samples: the minimum-norm solution
+        i = ~ok.numpy()
+        A[i] = _min_norm_attention(W[i], Y[i], rtol)
+    return A
+
+def input_span(X, rtol: float | None = None) -> np.ndarray | None:
+    "Orthonormal basis Q (d, d') of the span of all input rows of `X` (n, T, d) — singular values of the stacked rows above `rtol` (default max(nT, d)·ε) times the largest — or None when d' = d."
+    n, T, d = X.shape
+    R = np.linalg.qr(X.reshape(-1, d), mode="r")
+    _, s, Vt = np.linalg.svd(R)
+    rtol = max(n * T, d) * np.finfo(np.float64).eps if rtol is None else float(rtol)
+    k = int((s > rtol * s[0]).sum())
+    if k == 0: raise InsufficientDataError("the inputs X are all zero: no logit, hence no kernel, is observed")
+    return None if k == d else Vt[:k].T
 
 def log_attention_fit(X, A, noise_std: float | None = None) -> KernelFit:
-    "Route 2: $\\log A_n\\,C = X_n K X_n^\\top C/\\sqrt d$ by least squares; entries of `A` (n, T, T) <= 0 floored at the sample's smallest positive entry."
+    "Route 2: $\\log A_n\\,C = X_n K X_n^\\top C/\\sqrt d$ by least squares; entries of `A` (n, T, T) <= 0 floored at the sample's smallest positive entry; inputs confined to a subspace (`input_span`) fit the kernel there (`white` in its basis, `coef` mapped back)."
     floor = np.where(A > 0, A, np.inf).min(axis=(1, 2), keepdims=True)
     if not np.isfinite(floor).all(): raise InsufficientDataError("an attention estimate has no positive entry; the log route is undefined")
     L = np.log(np.maximum(A, floor))
     Lc = L - L.mean(2, keepdims=True)                                      # L_n C: rows centred (softmax ignores row constants)
-    Xc = X - X.mean(1, keepdims=True)
-    return bilinear_fit(X, Lc, Xc.transpose(0, 2, 1), noise_std)          # Z_n = X_n^T C
+    Q = input_span(X)
+    Xs = X if Q is None else X @ Q                                         # coordinates in the inputs' span
+    Xc = Xs - Xs.mean(1, keepdims=True)
+    fit = bilinear_fit(Xs, Lc, Xc.transpose(0, 2, 1), noise_std)           # Z_n = X_n^T C
+    return fit if Q is None else replace(fit, coef=np.einsum("ia,abc,jb->ijc", Q, fit.coef, Q))   # K̂ = Q K̂_Q Qᵀ: no part off the span
 
 # %% ../nbs/06b_predictability.ipynb #0df119bf
 def observation_noise_edge(route, Y, noise_std: float, alpha: float = 1e-3, draws: int = 16, seed: int = 0) -> float:
