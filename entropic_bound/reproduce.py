@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .report import markdown_table, count_claims
+from .report import markdown_table, count_claims, STRAWMAN_SPREADS
 from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, 
                                        experiment_config, figure_png, reusable_record, run_experiments)
 from .policy import engine_threads
 
 # %% auto #0
-__all__ = ['figure1', 'claims_markdown', 'claims_count_line', 'summary_markdown', 'default_jobs', 'backend_for', 'latest_records',
-           'write_figure1', 'reproduce']
+__all__ = ['NOTES_HEADING', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'summary_markdown', 'default_jobs',
+           'backend_for', 'latest_records', 'write_figure1', 'reproduce']
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -58,32 +58,58 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
     return fig
 
 # %% ../nbs/90_reproduce.ipynb #9b98cbd1
+NOTES_HEADING = "Settings and differences"   # the section every "set" / "differs" mark links to
+_NOTES_ANCHOR = "#settings-and-differences"
+
+def _margin(m: float) -> str:
+    "A margin in spreads, signed, to 2 significant digits."
+    return f"{m:+.2g}"
+
 def claims_markdown(claims: list) -> str:
-    "The claim records as a Markdown table: kind, verdict, the measurement and its negative control, the paper's figure beside ours."
+    "The claim records as a Markdown table: kind, verdict, the measurement with its margin (in spreads), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
+    def control(c):
+        if c["control"] is None: return "—"
+        k = c["control"]
+        return f"{k['measured']:.4g} ({'fails' if not k['holds'] else '**passes**'}, {_margin(k['margin'])}); removes {k['removes']}"
+    def paper(c):
+        text = "" if c["paper"] is None else str(c["paper"])
+        return text + (f" ([set]({_NOTES_ANCHOR}))" if c.get("setting") else "")
     rows = [dict(id=c["id"], kind=c["kind"], measured=c["measured"],
                  spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
-                 criterion=c["criterion"], verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**",
-                 control="—" if c["control"] is None else f"{c['control']['measured']:.4g} ({'fails' if not c['control']['holds'] else '**passes**'})",
-                 paper="" if c["paper"] is None else c["paper"], statement=c["statement"]) for c in claims]
+                 criterion=c["criterion"], margin=_margin(c["margin"]),
+                 verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**",
+                 control=control(c), paper=paper(c),
+                 statement=c["statement"] + (f" ([differs]({_NOTES_ANCHOR}))" if c.get("differs") else "")) for c in claims]
     return markdown_table(rows)
 
+def claims_notes(claims: list) -> str:
+    "The reasons behind every 'set' and 'differs' mark of `claims`, as a Markdown section headed `NOTES_HEADING` (empty string when there are none)."
+    lines = [f"* `{c['id']}` — **set**: {c['setting']}" for c in claims if c.get("setting")]
+    lines += [f"* `{c['id']}` — **differs**: {c['differs']}" for c in claims if c.get("differs")]
+    if not lines: return ""
+    return (f"## {NOTES_HEADING}\n\nA *set* figure in the paper column follows from a setting chosen to match the paper, so it is not a reproduction; "
+            "a *differs* statement is not the paper's literal one (the literal one is measured beside it).\n\n" + "\n".join(lines))
+
 def claims_count_line(claims: list) -> str:
-    "One line: how many empirical claims hold (with failing controls), how many are uninformative, how many consistency checks pass."
+    "One line: how many empirical claims hold (with failing controls), how many are uninformative or strawmen, how many consistency checks pass."
     k = count_claims(claims)
     line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
     if k["uninformative"]: line += f" ({k['uninformative']} uninformative: the control passed too)"
+    if k["strawman"]: line += f" ({k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SPREADS:g} spreads)"
     return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass"
 
 def summary_markdown(records: list, preset: str, seeds) -> str:
-    "DIR/summary.md: every table as Markdown and every claim with its kind, verdict and control."
+    "DIR/summary.md: every table as Markdown and every claim with its kind, verdict, margin and control, then the notes behind the set/differs marks."
     claims = [c for r in records for c in r["claims"]]
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
              f"entropic_bound {__version__}. **{claims_count_line(claims)}.** An empirical claim is the paper's claim about the world; "
-             "a consistency check is guaranteed by a theorem or by the setting and checks the code."]
+             "a consistency check is guaranteed by a theorem or by the setting and checks the code. A margin is the distance of a measurement "
+             "from its criterion in units of its own spread over seeds (> 0: holds); a control should fail by a few spreads — a near miss."]
     for r in records:
         parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]
-    return "\n\n".join(parts) + "\n"
+    notes = claims_notes(claims)
+    return "\n\n".join(parts + ([notes] if notes else [])) + "\n"
 
 # %% ../nbs/90_reproduce.ipynb #7e3fabad
 def default_jobs(names, device: str = "cpu", scheduler=None) -> int:
