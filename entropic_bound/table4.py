@@ -25,7 +25,7 @@ class Table4Settings:
     r_stars: tuple = (1, 2, 3, 4)
     noise_stds: tuple = (0.05, 0.5)          # the first is the paper's σ, the one the claims use
     ns_known: tuple = (1, 2, 5, 10, 20)      # sample sizes with V known
-    ns_unknown: tuple = (80, 100, 250)       # sample sizes with V unknown (identifiable from d(d+1)/2)
+    ns_unknown: tuple = (80, 100, 250, 1000) # sample sizes with V unknown (identifiable from d(d+1)/2); the largest is "at scale", where the claim is made
 
     def __post_init__(self):
         for f in ("r_stars", "ns_known", "ns_unknown"): object.__setattr__(self, f, tuple(int(v) for v in getattr(self, f)))
@@ -44,7 +44,7 @@ class RankCurve:
     "Data-only kernel ranks of one teacher task (one σ, r*, seed) against n: the rank on its first n samples."
     r_star: int       # the teacher's true rank
     known: dict       # {n: rank} with the value map V known, n in `ns_known`
-    unknown: dict     # {n: rank} of the lifted regression (V unknown), n in `ns_unknown` (the control: the largest only)
+    unknown: dict     # {n: rank} of the lifted regression (V unknown), n in `ns_unknown`
 
     def ranks(self, value_map: str) -> dict:
         "{n: rank} with the value map 'known' or 'unknown'."
@@ -87,40 +87,53 @@ def measure_table4(s: Table4Settings, seeds, device="cpu", progress=None) -> dic
     for sigma, r, x in tqdm(jobs, desc="table4", disable=None if progress is None else not progress, leave=False):
         linear[x][(sigma, r)] = _rank_curve(_teacher(s, "linear", sigma, r, x), r, s.ns_known, s.ns_unknown)
         if sigma == s.noise_stds[0]:                           # negative control: softmax-attention data, where the linear-QK model is false
-            control[x][(sigma, r)] = _rank_curve(_teacher(s, "softmax", sigma, r, x), r, s.ns_known, (max(s.ns_unknown),))
+            control[x][(sigma, r)] = _rank_curve(_teacher(s, "softmax", sigma, r, x), r, s.ns_known, s.ns_unknown)
     return {x: Table4Seed(linear[x], control[x]) for x in seeds}
 
 # %% ../nbs/34_table4.ipynb #a7d2e9f5
-def _row(s: Table4Settings, units: dict, sigma: float, value_map: str, n: int) -> dict:
-    "One row: σ, V, n; per r* the fraction of seeds whose rank is r*; that fraction over every (r*, seed); the mean rank - r*."
-    curves = {r: [seed.linear[(sigma, r)] for seed in units.values()] for r in s.r_stars}     # per r*: one curve per seed
-    row = dict(sigma=float(sigma), V=value_map, n=int(n))
+def _row(s: Table4Settings, units: dict, teachers: str, sigma: float, value_map: str, n: int) -> dict:
+    "One row: teachers, σ, V, n; per r* the fraction of seeds whose rank is r*; that fraction over every (r*, seed); the mean rank - r*."
+    curves = {r: [seed.curve(teachers, sigma, r) for seed in units.values()] for r in s.r_stars}     # per r*: one curve per seed
+    row = dict(teachers={"linear": "linear QK", "control": "softmax"}[teachers], sigma=float(sigma), V=value_map, n=int(n))
     row.update({f"r*={r}": float(np.mean([c.exact(value_map, n) for c in curves[r]])) for r in s.r_stars})
     row["recovered"] = float(np.mean([c.exact(value_map, n) for r in s.r_stars for c in curves[r]]))
     row["mean(rank - r*)"] = float(np.mean([c.error(value_map, n) for r in s.r_stars for c in curves[r]]))
     return row
 
 def _rows(s: Table4Settings, units: dict) -> list:
-    "Table 4's rows: per σ, V (known, then unknown) and n."
-    return [_row(s, units, sigma, value_map, n) for sigma in s.noise_stds
-            for value_map, ns in (("known", s.ns_known), ("unknown", s.ns_unknown)) for n in ns]
+    "Table 4's rows: linear-QK teachers per σ, V (known, then unknown) and n; then the softmax teachers (the controls) at the paper's σ."
+    sweeps = (("known", s.ns_known), ("unknown", s.ns_unknown))
+    return ([_row(s, units, "linear", sigma, value_map, n) for sigma in s.noise_stds for value_map, ns in sweeps for n in ns]
+            + [_row(s, units, "control", s.noise_stds[0], value_map, n) for value_map, ns in sweeps for n in ns])
 
 def _recovery_per_seed(units: dict, teachers: str, value_map: str, sigma: float, ns, r_stars) -> list:
     "Per seed: the fraction of (n, r*) (n outer) whose rank with V `value_map` equals r*, on the `teachers` ('linear' or 'control') of σ."
     return [np.mean([seed.curve(teachers, sigma, r).exact(value_map, n) for n in ns for r in r_stars]) for seed in units.values()]
 
+def _frontier(s: Table4Settings, units: dict) -> dict:
+    "Per value map, at the paper's σ: the smallest n of the sweep from which every linear-QK task is exact at every larger n, and the smallest n from which some softmax task is inexact at every larger n (None: nowhere in the sweep)."
+    sigma0, out = s.noise_stds[0], {}
+    for value_map, ns in (("known", s.ns_known), ("unknown", s.ns_unknown)):
+        exact = {t: {n: all(seed.curve(t, sigma0, r).exact(value_map, n) for seed in units.values() for r in s.r_stars) for n in ns} for t in ("linear", "control")}
+        linear_from = [n for n in ns if all(exact["linear"][m] for m in ns if m >= n)]
+        softmax_from = [n for n in ns if not any(exact["control"][m] for m in ns if m >= n)]
+        out[value_map] = {"linear QK exact from n": min(linear_from) if linear_from else None, "softmax inexact from n": min(softmax_from) if softmax_from else None}
+    return out
+
 def _claims(s: Table4Settings, units: dict) -> list:
-    "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control."
-    sigma0, n_max = s.noise_stds[0], max(s.ns_unknown)
+    "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control at the same n."
+    sigma0, n_max, seeds = s.noise_stds[0], max(s.ns_unknown), len(units)
     known = {t: _recovery_per_seed(units, t, "known", sigma0, s.ns_known, s.r_stars) for t in ("linear", "control")}
     unknown = {t: _recovery_per_seed(units, t, "unknown", sigma0, (n_max,), s.r_stars) for t in ("linear", "control")}
     return [
         claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(s.r_stars)}, "
                          f"σ = {sigma0}, every n in {tuple(s.ns_known)})", known["linear"], 1.0, ">=", paper="r* exactly recoverable",
-                         control=("the same estimator on softmax-attention teachers (its model is false there)", known["control"]), removes="the attention class (linear QK)", resolution=fraction_resolution(known["control"])),
-        claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at n = {n_max} "
+                         control=("the same estimator, sizes and σ on softmax-attention teachers (its linear-QK model is false there)", known["control"]),
+                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.ns_known) * len(s.r_stars)))),
+        claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at scale, n = {n_max} "
                          f"(σ = {sigma0})", unknown["linear"], 1.0, ">=", paper="exactly recoverable without the value map at scale",
-                         control=("the same estimator on softmax-attention teachers", unknown["control"]), removes="the attention class (linear QK)", resolution=fraction_resolution(known["control"])),
+                         control=(f"the same estimator on softmax-attention teachers at the same n = {n_max}", unknown["control"]),
+                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.r_stars)))),
     ]
 
 def _identifiability_limits(s: Table4Settings) -> dict:
@@ -128,13 +141,13 @@ def _identifiability_limits(s: Table4Settings) -> dict:
     return {"known": min_qk_samples(s.T, s.d, s.d, True), "unknown": min_qk_samples(s.T, s.d, s.d, False)}
 
 def _recovery_figure(rows: list, n_min: dict, noise_stds):
-    "Recovery rate against n, one panel per value-map setting, one line per noise level."
+    "Recovery rate against n, one panel per value-map setting, one line per noise level of the linear-QK teachers and one (dashed) for the softmax teachers."
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
     for ax, v in zip(axes, ("known", "unknown")):
-        for sigma in noise_stds:
-            pts = [(r["n"], r["recovered"]) for r in rows if r["V"] == v and r["sigma"] == sigma]
-            ax.plot(*zip(*pts), marker="o", label=f"σ = {sigma}")
+        for teachers, sigma in [("linear QK", sigma) for sigma in noise_stds] + [("softmax", noise_stds[0])]:
+            pts = [(r["n"], r["recovered"]) for r in rows if r["teachers"] == teachers and r["V"] == v and r["sigma"] == sigma]
+            ax.plot(*zip(*pts), marker="o", ls="--" if teachers == "softmax" else "-", label=f"{teachers}, σ = {sigma}")
         ax.axvline(n_min[v], color="grey", ls=":", lw=1)
         ax.set_xscale("log"); ax.set_xlabel("samples n"); ax.set_title(f"V {v} (dotted: identifiability limit)")
     axes[0].set_ylabel("P(data-only rank = r*)"); axes[0].legend(); fig.tight_layout()
@@ -158,8 +171,8 @@ def _flat_ranks(seed: Table4Seed) -> dict:
     return flat
 
 def _extra(s: Table4Settings, units: dict) -> dict:
-    "Plain data for the record: the identifiability limits and every rank, {seed: {'V/σ/n/r*': rank}}."
-    return dict(n_min=_identifiability_limits(s), ranks={x: _flat_ranks(seed) for x, seed in units.items()})
+    "Plain data for the record: the identifiability limits, the frontier (where linear-QK recovery becomes exact, where softmax recovery is lost) and every rank, {seed: {'V/σ/n/r*': rank}}."
+    return dict(n_min=_identifiability_limits(s), frontier=_frontier(s, units), ranks={x: _flat_ranks(seed) for x, seed in units.items()})
 
 def summarise_table4(s: Table4Settings, units: dict) -> ExperimentResult:
     "Table 4's rows (recovery rate per σ, V, n and r*), the `t4.*` claims, the figure and the extras, from {seed: Table4Seed}."
