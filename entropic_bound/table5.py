@@ -5,6 +5,7 @@
 # %% ../nbs/35_table5.ipynb #c2761e09
 from __future__ import annotations
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -12,12 +13,13 @@ from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task
 from .spectral import energy_effective_rank
 from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log_attention_fit, estimated_attention, fit_rank,
-                                    leading_kernel_factor, softmax_route_ranks)
+                                    leading_kernel_factor, softmax_route_ranks, noise_edge_of_fit)
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
-__all__ = ['TABLE5_PRESETS', 'ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed',
-           'data_only_routes', 'measure_table5', 'summarise_table5']
+__all__ = ['TABLE5_PRESETS', 'ROUTES', 'FRONTIER_ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes',
+           'Table5Seed', 'data_only_routes', 'measure_table5', 'FrontierTask', 'frontier_ladder',
+           'misfit_edge_prediction', 'measure_frontier', 'frontier_step', 'summarise_table5']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
@@ -34,18 +36,30 @@ class Table5Settings:
     n_sweep: tuple = (100, 300, 1000)            # n at the paper's σ
     draws: int = 8                         # noise redraws of the observation-noise edge (the named variant)
     shift_draws: int = 4                   # extra noise doses per task for the energy error's noise share (`t5.softmax_energy`)
+    frontier_T: tuple = (8, 16, 32, 64)    # sequence lengths of the frontier map (T < d included: no projection there)
+    frontier_n: tuple = (30, 100, 300, 1000)     # its sample-size ladder: nested prefixes of one stream per task
+    frontier_scales: tuple = (3.0, 1.0)    # kernel scales of the map (3: the softmax teacher's default)
+    frontier_cost: tuple = (410_000, 130_000)    # per kernel scale: the largest n·T² measured (a log-route fit costs ~ n·T²)
 
     def __post_init__(self):
         object.__setattr__(self, "r_stars", tuple(int(v) for v in self.r_stars))
         object.__setattr__(self, "noise_sweep", tuple(float(v) for v in self.noise_sweep))
         object.__setattr__(self, "n_sweep", tuple(int(v) for v in self.n_sweep))
+        for name, kind in (("frontier_T", int), ("frontier_n", int), ("frontier_scales", float), ("frontier_cost", int)):
+            object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        n=(lambda v: v >= 2, ">= 2"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
                        noise_std=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
-                       n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"))
+                       n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"),
+                       frontier_T=(lambda v: len(v) > 0 and all(x >= 2 for x in v), "sequence lengths >= 2"),
+                       frontier_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
+                       frontier_scales=(lambda v: len(v) > 0 and all(x > 0 for x in v), "kernel scales > 0"),
+                       frontier_cost=(lambda v: len(v) == len(self.frontier_scales) and all(x > 0 for x in v), "one cost cap > 0 per kernel scale"))
 
-TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16),
-                  "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2)}   # smoke: seconds, for tests
+TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16,
+                            frontier_n=(30, 100, 300, 1000, 3000, 10000), frontier_cost=(2_560_000, 410_000)),
+                  "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
+                            frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000))}   # smoke: seconds, for tests
 ROUTES = ("linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
           "linear-QK estimator (V known), n_scale")
 
@@ -89,6 +103,7 @@ class TaskRoutes:
 class Table5Seed:
     "Everything Table 5 measures for one seed."
     tasks: dict       # {r*: TaskRoutes}, in the order of `r_stars`
+    frontier: tuple = ()   # FrontierTask of every (kernel scale, T, r*) of the frontier map (see below)
 
 def _route_kernel(name: str, fit):
     "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
@@ -147,12 +162,158 @@ def _measure_task(s: Table5Settings, r_star: int, seed: int) -> TaskRoutes:
     return TaskRoutes(r_star, main["softmax"], main["linear"], shift, variants, _sweeps(s, r_star, seed))
 
 def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dict:
-    "Every route on the softmax and the linear-QK teacher of every (r*, seed), the noise shifts of the energy errors, the named variants and the sweeps -> {seed: Table5Seed} (no training: `device` unused)."
+    "Every route on the softmax and the linear-QK teacher of every (r*, seed), the noise shifts of the energy errors, the named variants, the sweeps and the frontier map -> {seed: Table5Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
     tasks = {x: {} for x in seeds}
     for r in tqdm(s.r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
         for x in seeds: tasks[x][r] = _measure_task(s, r, x)
-    return {x: Table5Seed(tasks[x]) for x in seeds}
+    return {x: Table5Seed(tasks[x], measure_frontier(s, x)) for x in seeds}
+
+# %% ../nbs/35_table5.ipynb #b97f9b83
+FRONTIER_ROUTES = ("log inversion (V known)", "linearised (V known)")
+
+@dataclass(frozen=True)
+class FrontierTask:
+    "One softmax task of the frontier map: the data-only ranks of the log and the linearised route on the first n samples of one stream, for every n of its ladder, and the misfit-vs-edge prediction of where the log route starts over-counting."
+    T: int
+    kernel_scale: float
+    r_star: int
+    ns: tuple          # the sample sizes measured (the ladder up to the cost cap), nested prefixes of one stream
+    ranks: dict        # {route: tuple of ranks, one per n} (σ estimated from the route's residuals)
+    n1: float          # predicted frontier (τ² − ν²)/β² of the log route (inf where the noiseless misfit has no systematic part)
+    misfit: float      # β√n_max / τ: the systematic misfit's (r*+1)-th whitened singular value at the largest n, in units of the edge
+    control_rank: int | None   # the log route on the linear-QK teacher of the same (T, kernel scale, r*, seed) at the largest n (T > d only)
+
+def frontier_ladder(s, T: int, cap: int) -> tuple:
+    "The sample sizes of the frontier ladder measured at sequence length `T`: those with n·T² <= `cap` (the cost of one log-route fit grows like n·T²), at least the smallest."
+    ns = tuple(n for n in s.frontier_n if n * T * T <= cap)
+    return ns or s.frontier_n[:1]
+
+def misfit_edge_prediction(X, Y_clean, V, r_star: int, fit) -> tuple:
+    "The misfit-vs-edge prediction from the noiseless samples (`Y_clean`) and the route's fit on the noisy ones (`fit`, same n): (n₁, β√n/τ) — over-counting starts where n β² + ν² = τ², β² the noiseless misfit's systematic share of the (r*+1)-th whitened singular value per sample, ν the edge's noise part (α = 1), τ the edge."
+    n = X.shape[0]
+    clean = log_attention_fit(X, estimated_attention(X, Y_clean, V))
+    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
+    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n      # minus the misfit's own fluctuation at n
+    tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)
+    n1 = (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
+    return float(n1), float(math.sqrt(beta2 * n) / tau)
+
+def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) -> FrontierTask:
+    "Both routes on the nested prefixes of one softmax stream of (T, kernel scale, r*, seed), the prediction at its largest n, and the linear-QK control there."
+    ns = frontier_ladder(s, T, cap)
+    task = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="softmax", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
+    X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
+    A = estimated_attention(X, Y, V)                                        # per sample: prefixes of A are the prefixes' estimates
+    fits = [log_attention_fit(X[:n], A[:n]) for n in ns]
+    ranks = {FRONTIER_ROUTES[0]: tuple(fit_rank(f) for f in fits),
+             FRONTIER_ROUTES[1]: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
+    n1, misfit = misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
+    control = None
+    if T > s.d:
+        lin = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="linear", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
+        Xl = lin.X.numpy()
+        control = fit_rank(log_attention_fit(Xl, estimated_attention(Xl, lin.Y.numpy(), lin.V.numpy())))
+    return FrontierTask(T, float(scale), r_star, ns, ranks, n1, misfit, control)
+
+def measure_frontier(s, seed: int) -> tuple:
+    "The frontier map of one seed: a `FrontierTask` for every kernel scale, T and r* (in that order)."
+    return tuple(_frontier_task(s, T, scale, cap, r, seed) for scale, cap in zip(s.frontier_scales, s.frontier_cost)
+                 for T in s.frontier_T for r in s.r_stars)
+
+
+# %% ../nbs/35_table5.ipynb #b783d8bd
+def frontier_step(s) -> float:
+    "The sweep's step g: the largest ratio of consecutive sample sizes of the frontier ladder — how finely the sweep can place an edge."
+    ns = sorted(s.frontier_n)
+    return float(max([b / a for a, b in zip(ns, ns[1:])], default=1.0))
+
+def _frontier_cells(units: dict) -> list:
+    "Every (seed, FrontierTask, n index) of the frontier map, seeds outer."
+    return [(x, ft, i) for x, seed in units.items() for ft in seed.frontier for i in range(len(ft.ns))]
+
+def _frontier_rows(s, units: dict) -> list:
+    "The frontier map: per (kernel scale, T, n), the fraction of tasks whose rank equals r* and the mean rank − r* of each route, and the fraction the misfit-vs-edge prediction calls exact (n < n₁)."
+    cells = _frontier_cells(units)
+    rows = []
+    for scale in s.frontier_scales:
+        for T in s.frontier_T:
+            for n in s.frontier_n:
+                here = [(ft, i) for _, ft, i in cells if ft.kernel_scale == scale and ft.T == T and ft.ns[i] == n]
+                if not here: continue
+                row = {"kernel scale": scale, "T": T, "n": n}
+                for route, short in zip(FRONTIER_ROUTES, ("log", "linearised")):
+                    row[f"{short}: rank = r*"] = float(np.mean([ft.ranks[route][i] == ft.r_star for ft, i in here]))
+                    row[f"{short}: mean rank - r*"] = float(np.mean([ft.ranks[route][i] - ft.r_star for ft, i in here]))
+                row["predicted: n < n1"] = float(np.mean([n < ft.n1 for ft, _ in here]))
+                rows.append(row)
+    return rows
+
+def _frontier_edges(s, units: dict) -> list:
+    "Per (kernel scale, T): the predicted frontier n₁ of the log route (median over tasks, None where infinite), its misfit at the largest n in edge units, and the measured edge: the smallest n of the ladder where at most half the tasks are recovered (None: none)."
+    fts = [ft for seed in units.values() for ft in seed.frontier]
+    rows = []
+    for scale in s.frontier_scales:
+        for T in s.frontier_T:
+            here = [ft for ft in fts if ft.kernel_scale == scale and ft.T == T]
+            med = float(np.median([ft.n1 for ft in here]))
+            lost = [n for i, n in enumerate(here[0].ns) if np.mean([ft.ranks[FRONTIER_ROUTES[0]][i] == ft.r_star for ft in here]) <= 0.5]
+            rows.append({"kernel scale": scale, "T": T, "predicted n1": med if math.isfinite(med) else None,
+                         "misfit / edge at largest n": float(np.median([ft.misfit for ft in here])), "largest n": max(here[0].ns),
+                         "measured: first n with rank = r* in <= half": lost[0] if lost else None})
+    return rows
+
+def _frontier_claims(s, units: dict) -> list:
+    "The frontier claims (none where the ladder does not reach both sides of the predicted frontier): the log route over-counts beyond g·n₁ (control: linear-QK teachers) and is exact below n₁/g for T > d (control: the same tasks beyond g·n₁)."
+    g, route = frontier_step(s), FRONTIER_ROUTES[0]
+    beyond, below, control = [], [], []
+    for seed in units.values():
+        b = [ft.ranks[route][i] == ft.r_star for ft in seed.frontier for i, n in enumerate(ft.ns) if n >= g * ft.n1]
+        w = [ft.ranks[route][i] == ft.r_star for ft in seed.frontier for i, n in enumerate(ft.ns) if ft.T > s.d and n <= ft.n1 / g]
+        c = [ft.control_rank == ft.r_star for ft in seed.frontier if ft.control_rank is not None and max(ft.ns) >= g * ft.n1]
+        if b: beyond.append(float(np.mean(b)))
+        if w: below.append(float(np.mean(w)))
+        if c: control.append(float(np.mean(c)))
+    if not (beyond and below and control): return []     # a ladder too short to reach both sides (the smoke preset): nothing to grade; the quick reference records both claims
+    items = lambda side: sum(1 for _, ft, i in _frontier_cells(units) if (ft.ns[i] >= g * ft.n1 if side == "beyond" else (ft.T > s.d and ft.ns[i] <= ft.n1 / g)))
+    differs = "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument and graded on both sides"
+    return [
+        claim_over_seeds("t5.frontier_beyond", "§6", f"softmax, V known, log route: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the sweep's step) "
+                         "the data-only rank equals r* in at most half the cells — a systematic misfit grows above an edge that does not",
+                         beyond, 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)", differs=differs,
+                         control=("the same route on the linear-QK teachers of the same (T, kernel scale, r*, seed) at the largest n", control),
+                         removes="softmax (linear-QK teachers)", resolution=1.0 / max(1, items("beyond"))),
+        claim_over_seeds("t5.frontier_below", "§6", f"softmax, V known, log route, T > d: below the predicted frontier (n <= n1/g) the data-only rank "
+                         "equals r* in more than half the cells", below, 0.5, ">=", paper="only partial pre-training recovery (nonlinear inversion)",
+                         differs=differs, control=("the same softmax tasks beyond the predicted frontier (n >= g·n1)", beyond),
+                         removes="few enough samples (the same tasks at n >= g·n1, where the misfit has grown above the edge)",
+                         resolution=1.0 / max(1, items("below"))),
+    ]
+
+def _frontier_map_figure(s, rows: list, edges: list):
+    "The frontier map: fraction of tasks whose data-only rank is r*, over (n, T), per route (rows) and kernel scale (columns), with the predicted n₁ of the log route."
+    import matplotlib.pyplot as plt
+    ns, Ts, scales = list(s.frontier_n), list(s.frontier_T), list(s.frontier_scales)
+    fig, axes = plt.subplots(2, len(scales), figsize=(4.6 * len(scales), 6.8), squeeze=False, constrained_layout=True)
+    for j, scale in enumerate(scales):
+        for i, short in enumerate(("log", "linearised")):
+            ax, M = axes[i][j], np.full((len(Ts), len(ns)), np.nan)
+            for r in rows:
+                if r["kernel scale"] == scale: M[Ts.index(r["T"]), ns.index(r["n"])] = r[f"{short}: rank = r*"]
+            im = ax.imshow(M, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto", origin="lower")
+            for a in range(len(Ts)):
+                for b in range(len(ns)):
+                    if np.isfinite(M[a, b]): ax.text(b, a, f"{M[a, b]:.2f}", ha="center", va="center", fontsize=7)
+            if short == "log":
+                for e in edges:
+                    if e["kernel scale"] == scale and e["predicted n1"] is not None and ns[0] <= e["predicted n1"] <= ns[-1]:   # inside the ladder
+                        x = np.interp(math.log(e["predicted n1"]), np.log(ns), np.arange(len(ns)), left=-0.5, right=len(ns) - 0.5)
+                        ax.plot([x, x], [Ts.index(e["T"]) - 0.45, Ts.index(e["T"]) + 0.45], color="k", lw=2.5)
+            ax.set_xticks(range(len(ns)), [str(n) for n in ns]); ax.set_yticks(range(len(Ts)), [str(T) for T in Ts])
+            ax.set(xlabel="n (samples)", ylabel=f"T (d = {s.d})", title=f"{short} route, kernel scale {scale:g}" + ("\n(bar: predicted n1, where inside the ladder)" if short == "log" else ""))
+    fig.colorbar(im, ax=axes, shrink=0.6, label="fraction of tasks: rank = r*"); plt.close(fig)
+    return fig
+
 
 # %% ../nbs/35_table5.ipynb #51eb1c4c
 def _per_seed(s: Table5Settings, units: dict) -> list:
@@ -270,9 +431,9 @@ def _frontier_figure(rows, sweep_rows, n_rows):
     ax_n.legend(fontsize=6); fig.tight_layout(); plt.close(fig)
     return fig
 
-def _figures(rows: list, sweep_rows: list, n_rows: list) -> dict:
-    "Table 5's figure, {stem: Figure}."
-    return {"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows)}
+def _figures(s: Table5Settings, rows: list, sweep_rows: list, n_rows: list, frontier_rows: list, edges: list) -> dict:
+    "Table 5's figures, {stem: Figure}."
+    return {"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows), "table5_frontier": _frontier_map_figure(s, frontier_rows, edges)}
 
 def _plain_routes(routes: dict) -> dict:
     "{route: {'rank', 'energy'}} of {route: RouteFit}."
@@ -292,11 +453,17 @@ def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> di
     "Plain data for the record: the named variants, both sweeps, the V-known/V-unknown comparison at n_scale (`attribution`), the energy errors' noise shares per seed (`noise_share`) and every task, {seed: {r*: plain task}}."
     per_task = {x: {r: _plain_task(s, task) for r, task in seed.tasks.items()} for x, seed in units.items()}
     shares = {f"{kind}/{route}": [_noise_share(ts, kind, route) for ts in _per_seed(s, units)] for kind, route in (("softmax", ROUTES[2]), ("linear", ROUTES[2]), ("linear", ROUTES[0]))}
-    return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, attribution=_attribution(s, units), noise_share=shares, per_task=per_task)
+    frontier_tasks = {x: [dict(T=ft.T, kernel_scale=ft.kernel_scale, r_star=ft.r_star, ns=list(ft.ns), ranks={k: list(v) for k, v in ft.ranks.items()},
+                               n1=ft.n1 if math.isfinite(ft.n1) else None, misfit=ft.misfit, control_rank=ft.control_rank) for ft in seed.frontier]
+                      for x, seed in units.items()}
+    return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, attribution=_attribution(s, units), noise_share=shares, per_task=per_task,
+                frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks)
 
 def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
     "Table 5's rows (per route: softmax against linear-QK teachers), the `t5.*` claims, the figure and the extras (variants, sweeps), from {seed: Table5Seed}."
     rows, sweep_rows, n_rows = _rows(s, units), _noise_sweep_rows(s, units), _n_sweep_rows(s, units)
-    return ExperimentResult("table5", rows, _claims(s, units), _figures(rows, sweep_rows, n_rows), _extra(s, units, sweep_rows, n_rows))
+    extra = _extra(s, units, sweep_rows, n_rows)
+    return ExperimentResult("table5", rows, _claims(s, units) + _frontier_claims(s, units),
+                            _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"]), extra)
 
 TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5)
