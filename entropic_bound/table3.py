@@ -11,17 +11,19 @@ import numpy as np
 import torch
 
 from .experiment import Experiment, check_settings
-from .tasks import attention_task
+from .tasks import attention_task, ATTENTION
 from .spectral import rank_profile
 from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap, linear_deficiency_bound
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'TABLE3', 'Table3Settings', 'KernelRanks',
-           'FlatTeacherFit', 'NonflatTeacherFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher',
-           'TrainedStudent', 'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds',
-           'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures',
-           'table3_extra', 'summarise_table3', 'Table3']
+__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'TABLE3', 'Table3Settings',
+           'underdetermined_n', 'KernelRanks', 'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit',
+           'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'truncation_cost',
+           'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'recovery_tolerance', 'measure_students',
+           'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure', 'spectra_figure',
+           'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3',
+           'Table3']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -47,6 +49,9 @@ class Table3Settings:
     estimator_seeds: int = 1           # the sweep runs on the first `estimator_seeds` seeds of a run
     estimator_scales: tuple = ESTIMATOR_SCALES
     nonflat_spectra: tuple = ((1.0, 0.5, 0.25), (1.0, 1.0, 0.2))   # harder teachers (kernel singular values / scale), r* = len
+    near_miss_cost: float = 3.0        # the near-miss teacher's weakest direction costs this multiple of the achievability criterion
+    large_init_scale: float = 0.3      # the recovery control's initialisation: W_Q W_Kᵀ starts about as large as the teachers' kernels
+    tolerance_draws: int = 32          # Monte-Carlo draws of the estimation error behind the recovery tolerance
 
     def __post_init__(self):
         for f in ("r_stars", "full_sweep", "estimator_n"): object.__setattr__(self, f, tuple(int(v) for v in getattr(self, f)))
@@ -57,7 +62,8 @@ class Table3Settings:
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        kinds=(lambda v: len(v) > 0 and set(v) <= {"linear", "softmax"}, "a subset of ('linear', 'softmax')"),
                        n=(positive, "> 0"), n_test=(positive, "> 0"), steps=(positive, "> 0"), lr=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
-                       estimator_seeds=(lambda v: v >= 1, ">= 1"),
+                       estimator_seeds=(lambda v: v >= 1, ">= 1"), near_miss_cost=(positive, "> 0"), large_init_scale=(positive, "> 0"),
+                       tolerance_draws=(lambda v: v >= 1, ">= 1"),
                        nonflat_spectra=(lambda v: all(1 <= len(sp) <= self.d and min(sp) > 0 for sp in v), "spectra of 1..d positive values"), dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
 TABLE3_PRESETS = {
@@ -70,6 +76,18 @@ def _student_ranks(r_star: int, d: int, full: bool) -> list:
     "Ranks trained for one teacher: r*-1 and r* (or 0..r*+1 when `full`), then the over-parameterised d."
     low = list(range(0, min(r_star + 1, d) + 1)) if full else [r_star - 1, r_star]
     return low + ([d] if d not in low else [])
+
+def _rate(s: Table3Settings, kind: str, r_star: int, n: int | None = None) -> float:
+    "The parametric rate σ²·dof/n of a rank-r* head trained on `n` samples (default `s.n`), in noise floors (Proposition 2)."
+    return kernel_dof(s.d, s.d, r_star, kind) / ((s.n if n is None else n) * s.T * s.d)
+
+def _criterion(s: Table3Settings, kind: str) -> float:
+    "The achievability criterion in noise floors: twice the largest parametric rate over the preset's r* (Proposition 2's allowance)."
+    return 2 * max(_rate(s, kind, rs) for rs in s.r_stars)
+
+def underdetermined_n(s: Table3Settings) -> int:
+    "The largest n whose n·T·d_v equations are fewer than the free parameters (dof at r = d) of the over-parameterised student of every kind; 0 if none."
+    return min((kernel_dof(s.d, s.d, s.d, kind) - 1) // (s.T * s.d) for kind in s.kinds)
 
 def _noise_floor(s: Table3Settings) -> float:
     "The noise floor σ²·T·d_v, the unit of every excess risk of the table."
@@ -101,6 +119,8 @@ class FlatTeacherFit:
     norm_ratio: float       # ‖K̂‖_F / ‖K*‖_F
     spectrum: tuple         # σ_i(K̂) / σ_1(K̂), i = 1..d: d floats, descending
     bound: float | None     # Proposition 1's bound at rank r* - 1, in noise floors (linear teachers; None for softmax)
+    bounds: tuple | None    # Proposition 1's bounds B_r, r = 0..r*-1, in noise floors (linear teachers; None for softmax)
+    tolerance: float        # the recovery tolerance: mean |R̃_eff(K* + E) - r*| for estimation errors E at twice the parametric variance
 
 @dataclass(frozen=True)
 class NonflatTeacherFit:
@@ -109,6 +129,25 @@ class NonflatTeacherFit:
     teacher: KernelRanks    # the ranks of the teacher's kernel K* (not r*: its spectrum is not flat)
     r_star: int             # the teacher's kernel rank (the length of its spectrum)
     excess: float           # the student's clean excess risk, in noise floors
+    tolerance: float        # the recovery tolerance: mean |R̃_eff(K* + E) - R̃_eff(K*)| at twice the parametric variance
+
+@dataclass(frozen=True)
+class NearMissFit:
+    "The rank-r* student of a near-miss teacher (kernel rank r* + 1, its weakest direction set to cost `near_miss_cost` × the achievability criterion) on one seed."
+    weak: float             # the teacher's weakest singular value over the others
+    cost: float             # what dropping that direction costs (the teacher truncated to rank r*), in floors: an upper bound on the best rank-r* head
+    bound: float | None     # Proposition 1's B_{r*} of the near-miss teacher, in floors: a lower bound on every rank-r* head (linear; None for softmax)
+    excess: float           # the trained rank-r* student's clean excess, in floors
+
+@dataclass(frozen=True)
+class UnderdeterminedFit:
+    "The over-parameterised (r = d) students of one flat teacher trained on only `n` samples — fewer equations than free parameters — from small and from large initialisation."
+    n: int                  # training samples (`underdetermined_n`)
+    small: KernelRanks      # the learned kernel's ranks from the small initialisation (`init_scale`)
+    large: KernelRanks      # ... from the large one (`large_init_scale`)
+    small_excess: float     # clean excess risks, in floors
+    large_excess: float
+    tolerance: float        # the recovery tolerance at n samples
 
 @dataclass(frozen=True)
 class StudentsOfSeed:
@@ -116,6 +155,8 @@ class StudentsOfSeed:
     excess: dict            # (kind, r*, r) -> clean excess risk / noise floor of the rank-r student of the flat teacher (kind, r*)
     flat: dict              # (kind, r*) -> FlatTeacherFit: the r = d student of each flat teacher
     nonflat: dict           # (kind, j) -> NonflatTeacherFit: the r = d student of the teacher with spectrum `nonflat_spectra[j]`
+    near_miss: dict         # (kind, r*) -> NearMissFit: the rank-r* student of the near-miss teacher of kernel rank r* + 1
+    underdetermined: dict   # (kind, r*) -> UnderdeterminedFit: the r = d students of the flat teacher on `underdetermined_n` samples (empty if 0)
     converged: tuple        # per student, in training order: True if it stopped on the convergence rule
     steps: tuple            # per student, in training order: the optimiser steps it took
 
@@ -141,24 +182,50 @@ class EstimatorsOfSeed:
 
 # %% ../nbs/33_table3.ipynb #c8a496e6
 NONFLAT_SEED_OFFSET = 300_000      # the j-th non-flat teacher of seed x draws its task and its students from seed 300_000 + 1000·j + x
+NEAR_MISS_SEED_OFFSET = 400_000    # the near-miss teachers of seed x draw from seed 400_000 + x
 
 @dataclass(frozen=True)
 class Teacher:
-    "One teacher of the students part: a flat kernel of rank `r_star`, or (`nonflat` = j) the spectrum `nonflat_spectra[j]`, r* its length."
+    "One teacher of the students part: a flat kernel of rank `r_star`; (`nonflat` = j) the spectrum `nonflat_spectra[j]`, r* its length; or (`weak` = w) a near-miss kernel of rank `r_star` with spectrum (1, …, 1, w)."
     kind: str
     r_star: int
     seed: int
     nonflat: int | None = None      # index into `Table3Settings.nonflat_spectra`; None: a flat teacher
+    weak: float | None = None       # a near-miss teacher's weakest singular value over the others; None: not a near-miss teacher
 
     @property
     def draw_seed(self) -> int:
-        "The seed of the teacher's task and of its students' initialisation (non-flat teachers: apart from the flat ones)."
+        "The seed of the teacher's task and of its students' initialisation (non-flat and near-miss teachers: apart from the flat ones)."
+        if self.weak is not None: return NEAR_MISS_SEED_OFFSET + self.seed
         return self.seed if self.nonflat is None else NONFLAT_SEED_OFFSET + 1000 * self.nonflat + self.seed
 
     def task(self, s: Table3Settings, device="cpu"):
         "The teacher's n + n_test samples."
-        spectrum = None if self.nonflat is None else s.nonflat_spectra[self.nonflat]
+        spectrum = (None if self.nonflat is None else s.nonflat_spectra[self.nonflat]) if self.weak is None else (1.0,) * (self.r_star - 1) + (self.weak,)
         return attention_task(s.n + s.n_test, s.T, s.d, self.r_star, self.kind, s.noise_std, seed=self.draw_seed, device=device, spectrum=spectrum)
+
+def truncation_cost(task, r: int, X) -> float:
+    "Mean clean cost ‖Attn_{K*,V*}(X) − Attn_{K*_r,V*}(X)‖²_F per sample of truncating the teacher's kernel to its top `r` singular directions, on inputs `X`."
+    K = task.K.cpu().to(torch.float64)
+    U, S, Vh = torch.linalg.svd(K)
+    head, X = (U[:, :r] * S[:r]) @ Vh[:r], X.cpu().to(torch.float64)
+    f = lambda K_: ATTENTION[task.kind](X, K_, task.V.cpu().to(torch.float64))
+    return float((f(K) - f(head)).pow(2).sum((-1, -2)).mean())
+
+def near_miss_teacher(s: Table3Settings, kind: str, r_star: int, seed: int) -> Teacher:
+    "The near-miss teacher of (kind, r*, seed): kernel rank r* + 1 whose weakest singular value is set so that dropping it costs `near_miss_cost` × the achievability criterion on its held-out inputs."
+    target = s.near_miss_cost * _criterion(s, kind) * _noise_floor(s)
+    w = 0.5
+    probe = Teacher(kind, r_star + 1, seed, weak=w).task(s)                      # the draw (U, W, V, X) does not depend on w
+    X, K = probe.X[s.n:].cpu(), probe.K.cpu()
+    U, S, Vh = torch.linalg.svd(K)
+    head, tail = (U[:, :r_star] * S[:r_star]) @ Vh[:r_star], (U[:, r_star:r_star + 1] * S[r_star:r_star + 1]) @ Vh[r_star:r_star + 1]
+    f = lambda K_: ATTENTION[kind](X, K_, probe.V.cpu())
+    F_head, weak = f(head), w
+    for _ in range(4):          # linear attention: exact after one step (the cost is quadratic in w); softmax: a fixed-point iteration
+        cost = float((f(head + (weak / w) * tail) - F_head).pow(2).sum((-1, -2)).mean())
+        weak *= math.sqrt(target / cost)
+    return Teacher(kind, r_star + 1, seed, weak=float(weak))
 
 @dataclass(frozen=True)
 class TrainedStudent:
@@ -168,48 +235,99 @@ class TrainedStudent:
     converged: bool         # stopped on the convergence rule
     steps: int              # optimiser steps taken
 
-def _training_batches(s: Table3Settings, seeds) -> tuple:
-    "The students as (teacher, rank) pairs in two batches: rank-limited (r < d), then over-parameterised (r = d: flat teachers, then non-flat)."
+def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
+    "The `fit_students` calls as (n_train, init, [(teacher, rank)]): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples from small and from large initialisation."
     flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
     nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
-    return [st for st in flat if st[1] < s.d], [st for st in flat if st[1] == s.d] + nonflat
+    short = [(near_miss[(kind, rs, x)], rs) for kind in s.kinds for rs in s.r_stars for x in seeds]
+    batches = [(s.n, "small", [st for st in flat if st[1] < s.d] + short), (s.n, "small", [st for st in flat if st[1] == s.d] + nonflat)]
+    n_u = underdetermined_n(s)
+    if n_u:
+        wide = [(Teacher(kind, rs, x), s.d) for kind in s.kinds for rs in s.r_stars for x in seeds]
+        batches += [(n_u, "small", wide), (n_u, "large", wide)]
+    return batches
 
-def _train(s: Table3Settings, batch: list, tasks: dict, progress=None) -> dict:
-    "Train a batch of (teacher, rank) students in one `fit_students` call -> {(teacher, rank): TrainedStudent}."
-    fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], s.n, [t.draw_seed for t, _ in batch],
-                       s.init_scale, s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype), progress=progress, desc="table3 students")
-    return {student: TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
-            for i, student in enumerate(batch)}
+def _train(s: Table3Settings, n_train: int, init: str, batch: list, tasks: dict, progress=None) -> dict:
+    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large') scale in one `fit_students` call -> {(teacher, rank, n_train, init): TrainedStudent}."
+    fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], n_train, [t.draw_seed for t, _ in batch],
+                       s.init_scale if init == "small" else s.large_init_scale, s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype),
+                       progress=progress, desc="table3 students")
+    return {(teacher, r, n_train, init): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
+            for i, (teacher, r) in enumerate(batch)}
 
 # %% ../nbs/33_table3.ipynb #4f8a2b1a
-def _flat_fit(s: Table3Settings, teacher: Teacher, task, K: torch.Tensor) -> FlatTeacherFit:
-    "The r = d student's kernel `K` against its flat teacher's, with Proposition 1's bound for a linear teacher."
-    K_star, prof = task.K.cpu(), rank_profile(K.numpy(), spectrum=True)          # one SVD: the ranks and the spectrum
-    bound = linear_deficiency_bound(task.Y_clean[s.n:].cpu(), teacher.r_star - 1) / _noise_floor(s) if teacher.kind == "linear" else None
-    return FlatTeacherFit(KernelRanks.of(prof), overlap=float(subspace_overlap(K, K_star, teacher.r_star)), norm_ratio=float(K.norm() / K_star.norm()),
-                          spectrum=tuple((prof["s"] / prof["s"][:1]).tolist()), bound=bound)
+def kernel_sensitivity(task, X, directions: int = 8, seed: int = 0, eps: float = 1e-4) -> float:
+    "Mean over `directions` random unit-Frobenius kernel changes u of ‖∂Attn_{K,V*}(X)/∂K [u]‖²_F per sample at the teacher's kernel, on inputs `X` (float64 central differences)."
+    K, V, X = (t.cpu().to(torch.float64) for t in (task.K, task.V, X))
+    gen, out = torch.Generator().manual_seed(int(seed)), []
+    for _ in range(directions):
+        u = torch.randn(K.shape, generator=gen, dtype=torch.float64)
+        u = u / u.norm()
+        dF = (ATTENTION[task.kind](X, K + eps * u, V) - ATTENTION[task.kind](X, K - eps * u, V)) / (2 * eps)
+        out.append(float(dF.pow(2).sum((-1, -2)).mean()))
+    return float(np.mean(out))
 
-def _nonflat_fit(task, student: TrainedStudent) -> NonflatTeacherFit:
-    "The r = d student of a harder teacher: its kernel's ranks and the teacher's own."
+def recovery_tolerance(K_star, sensitivity: float, noise_std: float, n: int, draws: int = 32, seed: int = 0) -> float:
+    "Mean |R̃_eff(K* + E) − R̃_eff(K*)| over `draws` errors E with i.i.d. N(0, 2σ²/(n·s²)) entries (s² = `sensitivity`): the energy-rank error of a kernel estimated at twice the parametric variance."
+    K = torch.as_tensor(K_star).cpu().to(torch.float64)
+    gen = torch.Generator().manual_seed(int(seed))
+    E = torch.randn((draws, *K.shape), generator=gen, dtype=torch.float64) * math.sqrt(2 * noise_std**2 / (n * sensitivity))
+    own = float(kernel_ranks(K)["energy"])
+    return float(np.mean(np.abs(kernel_ranks(K + E)["energy"] - own)))
+
+def _tolerance(s: Table3Settings, teacher: Teacher, task, n: int) -> float:
+    "The recovery tolerance of `teacher` at `n` training samples (sensitivity on its held-out inputs)."
+    sens = kernel_sensitivity(task, task.X[s.n:], seed=teacher.draw_seed)
+    return recovery_tolerance(task.K, sens, s.noise_std, n, s.tolerance_draws, seed=teacher.draw_seed)
+
+def _flat_fit(s: Table3Settings, teacher: Teacher, task, K: torch.Tensor) -> FlatTeacherFit:
+    "The r = d student's kernel `K` against its flat teacher's, with Proposition 1's bounds for a linear teacher and the recovery tolerance."
+    K_star, prof = task.K.cpu(), rank_profile(K.numpy(), spectrum=True)          # one SVD: the ranks and the spectrum
+    bounds = (tuple(linear_deficiency_bound(task.Y_clean[s.n:].cpu(), r) / _noise_floor(s) for r in range(teacher.r_star))
+              if teacher.kind == "linear" else None)
+    return FlatTeacherFit(KernelRanks.of(prof), overlap=float(subspace_overlap(K, K_star, teacher.r_star)), norm_ratio=float(K.norm() / K_star.norm()),
+                          spectrum=tuple((prof["s"] / prof["s"][:1]).tolist()), bound=None if bounds is None else bounds[-1], bounds=bounds,
+                          tolerance=_tolerance(s, teacher, task, s.n))
+
+def _nonflat_fit(s: Table3Settings, teacher: Teacher, task, student: TrainedStudent) -> NonflatTeacherFit:
+    "The r = d student of a harder teacher: its kernel's ranks, the teacher's own and the recovery tolerance."
     return NonflatTeacherFit(student=KernelRanks.of(kernel_ranks(student.K)), teacher=KernelRanks.of(kernel_ranks(task.K.cpu())),
-                             r_star=int(task.r_star), excess=student.excess)
+                             r_star=int(task.r_star), excess=student.excess, tolerance=_tolerance(s, teacher, task, s.n))
+
+def _near_miss_fit(s: Table3Settings, teacher: Teacher, task, student: TrainedStudent) -> NearMissFit:
+    "The rank-r* student of a near-miss teacher (kernel rank r* + 1): its excess beside the predicted cost of the direction it cannot cover."
+    r = teacher.r_star - 1
+    bound = linear_deficiency_bound(task.Y_clean[s.n:].cpu(), r) / _noise_floor(s) if teacher.kind == "linear" else None
+    return NearMissFit(weak=float(teacher.weak), cost=truncation_cost(task, r, task.X[s.n:]) / _noise_floor(s), bound=bound, excess=student.excess)
+
+def _underdetermined_fit(s: Table3Settings, teacher: Teacher, task, small: TrainedStudent, large: TrainedStudent) -> UnderdeterminedFit:
+    "The r = d students of a flat teacher on `underdetermined_n` samples, from small and large initialisation."
+    n_u = underdetermined_n(s)
+    return UnderdeterminedFit(n=n_u, small=KernelRanks.of(kernel_ranks(small.K)), large=KernelRanks.of(kernel_ranks(large.K)),
+                              small_excess=small.excess, large_excess=large.excess, tolerance=_tolerance(s, teacher, task, n_u))
 
 def _students_of_seed(s: Table3Settings, seed: int, trained: dict, tasks: dict) -> StudentsOfSeed:
     "Seed `seed`'s students (`trained` in training order) measured against their teachers."
-    mine = [(teacher, r, student) for (teacher, r), student in trained.items() if teacher.seed == seed]
-    flat = [(teacher, r, student) for teacher, r, student in mine if teacher.nonflat is None]
+    mine = [(teacher, r, n, init, student) for (teacher, r, n, init), student in trained.items() if teacher.seed == seed]
+    table = [(teacher, r, student) for teacher, r, n, _, student in mine if n == s.n]
+    flat = [(teacher, r, student) for teacher, r, student in table if teacher.nonflat is None and teacher.weak is None]
+    wide = {(teacher, init): student for teacher, r, n, init, student in mine if n != s.n}
     return StudentsOfSeed(excess={(teacher.kind, teacher.r_star, r): student.excess for teacher, r, student in flat},
                           flat={(teacher.kind, teacher.r_star): _flat_fit(s, teacher, tasks[teacher], student.K) for teacher, r, student in flat if r == s.d},
-                          nonflat={(teacher.kind, teacher.nonflat): _nonflat_fit(tasks[teacher], student) for teacher, _, student in mine if teacher.nonflat is not None},
+                          nonflat={(teacher.kind, teacher.nonflat): _nonflat_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.nonflat is not None},
+                          near_miss={(teacher.kind, teacher.r_star - 1): _near_miss_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.weak is not None},
+                          underdetermined={(teacher.kind, teacher.r_star): _underdetermined_fit(s, teacher, tasks[teacher], student, wide[(teacher, "large")])
+                                           for (teacher, init), student in wide.items() if init == "small"},
                           converged=tuple(student.converged for *_, student in mine), steps=tuple(student.steps for *_, student in mine))
 
 def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> dict:
-    "Train rank-r students of every (kind, r*, seed) teacher in two batches (rank-limited, then over-parameterised) -> {seed: StudentsOfSeed}."
-    batches = _training_batches(s, seeds)
-    tasks = {teacher: teacher.task(s, device) for teacher in dict.fromkeys(teacher for batch in batches for teacher, _ in batch)}
+    "Train the students of every (kind, r*, seed) teacher — flat, non-flat and near-miss — in one `fit_students` call per sample size and initialisation -> {seed: StudentsOfSeed}."
+    near_miss = {(kind, rs, x): near_miss_teacher(s, kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds}
+    batches = _training_batches(s, seeds, near_miss)
+    tasks = {teacher: teacher.task(s, device) for teacher in dict.fromkeys(teacher for *_, batch in batches for teacher, _ in batch)}
     trained = {}
-    for batch in batches:
-        if batch: trained.update(_train(s, batch, tasks, progress))
+    for n_train, init, batch in batches:
+        if batch: trained.update(_train(s, n_train, init, batch, tasks, progress))
     return {x: _students_of_seed(s, x, trained, tasks) for x in seeds}
 
 # %% ../nbs/33_table3.ipynb #b844f840
@@ -303,10 +421,6 @@ def estimator_figure(rows: list):
     return fig
 
 # %% ../nbs/33_table3.ipynb #441dcba8
-def _rate(s: Table3Settings, kind: str, r_star: int) -> float:
-    "The parametric rate σ²·dof/n of a rank-r* head, in noise floors (Proposition 2)."
-    return kernel_dof(s.d, s.d, r_star, kind) / (s.n * s.T * s.d)
-
 def _excess(students: list, kind: str, r_star: int, r: int) -> list:
     "Per seed: the excess / floor of the rank-`r` student of the flat teacher (kind, r*)."
     return [seed_data.excess[(kind, r_star, r)] for seed_data in students]
@@ -339,30 +453,48 @@ def table3_rows(s: Table3Settings, students: list) -> list:
 
 # %% ../nbs/33_table3.ipynb #30d79185
 def _deficiency_claim(s: Table3Settings, students: list, kind: str):
-    "`t3.<kind>.deficiency`: per seed, the smallest excess of a head below r* (all r*) is at least one floor; control (softmax): heads of rank r*."
-    below = [min(seed_data.excess[(kind, rs, r)] for rs in s.r_stars for r in _student_ranks(rs, s.d, rs in s.full_sweep) if r < rs) for seed_data in students]
+    "`t3.<kind>.deficiency`: linear — every head below r* is at or above Proposition 1's bound B_r (consistency); softmax — above the achievability criterion, control: heads of rank r*."
+    ranks = lambda rs: [r for r in _student_ranks(rs, s.d, rs in s.full_sweep) if r < rs]
+    if kind == "linear":      # r = 0 heads output zero and meet B_0 with equality: the ratio is taken over 1 <= r < r*
+        ratio = [min([seed_data.excess[(kind, rs, r)] / seed_data.flat[(kind, rs)].bounds[r] for rs in s.r_stars for r in ranks(rs) if r > 0] or [np.inf])
+                 for seed_data in students]
+        return claim_over_seeds(f"t3.{kind}.deficiency", "§6", "linear attention: a head of kernel rank 1 <= r < r* has clean excess risk of at least Proposition 1's "
+                                "bound B_r (smallest excess / B_r; forced on the held-out inputs by Eckart–Young, so a consistency check)",
+                                ratio, 1.0, ">=", paper="deficiency restored", kind="consistency")
+    below = [min(seed_data.excess[(kind, rs, r)] for rs in s.r_stars for r in ranks(rs)) for seed_data in students]
     at_r_star = [min(seed_data.excess[(kind, rs, rs)] for rs in s.r_stars) for seed_data in students]
-    linear = kind == "linear"
-    return claim_over_seeds(f"t3.{kind}.deficiency", "§6", f"{kind} attention: a head of kernel rank r < r* has clean excess risk of at least one noise floor"
-                            + (" (implied by Proposition 1's bound)" if linear else ""), below, 1.0, ">=", paper="deficiency restored",
-                            **(dict(kind="consistency") if linear else dict(control=("the same minimum for heads of rank r* itself", at_r_star), removes="the rank deficit")))
+    return claim_over_seeds(f"t3.{kind}.deficiency", "§6", "softmax attention: a head of kernel rank r < r* stays farther from the noise floor than a head that "
+                            "realises the teacher may (the achievability criterion 2σ²·dof/n; no softmax analogue of Proposition 1's bound is proved)",
+                            below, _criterion(s, kind), ">=", paper="deficiency restored",
+                            control=("the same minimum for heads of rank r* on the same teachers", at_r_star), removes="the rank deficit (r < r*)")
 
 def _achievability_claim(s: Table3Settings, students: list, kind: str):
-    "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: heads one rank short."
+    "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: the same heads on near-miss teachers of rank r* + 1."
     at_r_star = [max(seed_data.excess[(kind, rs, rs)] for rs in s.r_stars) for seed_data in students]
-    short = [max(seed_data.excess[(kind, rs, rs - 1)] for rs in s.r_stars) for seed_data in students]
+    near = [max(seed_data.near_miss[(kind, rs)].excess for rs in s.r_stars) for seed_data in students]
     return claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
-                            at_r_star, 2 * max(_rate(s, kind, rs) for rs in s.r_stars), "<=", paper="achievability restored",
-                            control=("the same maximum for heads one rank short (r* - 1)", short), removes="one rank of the head (r* - 1)")
+                            at_r_star, _criterion(s, kind), "<=", paper="achievability restored",
+                            control=(f"the same maximum for rank-r* heads of near-miss teachers: kernel rank r* + 1, the weakest direction costing "
+                                     f"{s.near_miss_cost:g} × the criterion", near), removes="kernel rank r* covering the teacher's kernel")
 
 def _recovery_claim(s: Table3Settings, students: list, kind: str):
-    "`t3.<kind>.recovery`: the r = d student's energy rank errs from r* by at most 0.5; control: the teacher of rank r* + 1, against r*."
-    above = [rs for rs in s.r_stars if rs + 1 in s.r_stars]
-    off_by_one = ([np.mean([abs(seed_data.flat[(kind, rs + 1)].ranks.energy - rs) for rs in above]) for seed_data in students] if above
-                  else [1.0] * len(students))
-    return claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank rounds to r*",
-                            _rank_error(s, students, kind, "energy"), 0.5, "<=", paper="recovery restored",
-                            control=("the same error for the students of the teacher of rank r* + 1, against r*", off_by_one), removes="the teacher's rank r*")
+    "`t3.<kind>.recovery` (consistency): the r = d student's energy rank errs from r* by at most the estimation-noise tolerance."
+    tol = float(np.mean([seed_data.flat[(kind, rs)].tolerance for seed_data in students for rs in s.r_stars]))
+    return claim_over_seeds(f"t3.{kind}.recovery", "§6", f"{kind} attention: the over-parameterised student's kernel energy effective rank is r* up to the "
+                            f"error of an estimate at twice the parametric variance (a consistency check: {s.n}·T·d_v = {s.n * s.T * s.d} equations for "
+                            f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters, so the fit is determined by the data whatever the initialisation)",
+                            _rank_error(s, students, kind, "energy"), tol, "<=", paper="recovery restored", kind="consistency")
+
+def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
+    "`t3.<kind>.recovery_underdetermined`: on `underdetermined_n` samples, the small-initialisation r = d student's energy rank errs from r* by at most the tolerance; control: large initialisation."
+    fits = [[seed_data.underdetermined[(kind, rs)] for rs in s.r_stars] for seed_data in students]
+    tol = float(np.mean([fit.tolerance for per_seed in fits for fit in per_seed]))
+    n_u = fits[0][0].n
+    err = lambda which: [np.mean([abs(getattr(fit, which).energy - rs) for fit, rs in zip(per_seed, s.r_stars)]) for per_seed in fits]
+    return claim_over_seeds(f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
+                            f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): gradient descent from small initialisation ({s.init_scale:g}) learns a kernel "
+                            "whose energy effective rank is r* up to the estimation-noise tolerance", err("small"), tol, "<=", paper="recovery restored",
+                            control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation")
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."
@@ -372,19 +504,23 @@ def _energy_robust_claim(s: Table3Settings, students: list):
                             paper="energy rank is the robust estimator", kind="consistency")
 
 def _nonflat_claim(s: Table3Settings, students: list):
-    "`t3.recovery_nonflat`: the r = d student's energy rank meets the non-flat teacher's own within 0.1; control: against r*."
+    "`t3.recovery_nonflat` (consistency): the r = d student's energy rank meets the non-flat teacher's own within the estimation-noise tolerance; the literal r* is measured beside it."
     fits = [[seed_data.nonflat[(kind, j)] for kind in s.kinds for j in range(len(s.nonflat_spectra))] for seed_data in students]   # per seed, per teacher
     to_own = [np.mean([abs(fit.student.energy - fit.teacher.energy) for fit in per_seed]) for per_seed in fits]
-    to_r_star = [np.mean([abs(fit.student.energy - fit.r_star) for fit in per_seed]) for per_seed in fits]
-    return claim_over_seeds("t3.recovery_nonflat", "§6", "non-flat teacher kernels: the student's kernel energy effective rank equals the teacher's own "
-                            "(not r*) within 0.1", to_own, 0.1, "<=", paper="recovery restored",
-                            control=("the same error measured against r* instead of the teacher's own energy rank", to_r_star), removes="the teacher's own energy rank as target")
+    to_r_star = float(np.mean([abs(fit.student.energy - fit.r_star) for per_seed in fits for fit in per_seed]))
+    tol = float(np.mean([fit.tolerance for per_seed in fits for fit in per_seed]))
+    return claim_over_seeds("t3.recovery_nonflat", "§6", "non-flat teacher kernels: the over-parameterised student's kernel energy effective rank equals the "
+                            "teacher's own up to the error of an estimate at twice the parametric variance (a consistency check, over-determined as the "
+                            "flat recovery)", to_own, tol, "<=", paper="recovery restored", kind="consistency",
+                            differs=f"the paper says the energy rank recovers r*; for a non-flat kernel the teacher's own energy rank is not r*, and "
+                                    f"the literal error |R̃_eff(K̂) − r*| is {to_r_star:.3g}")
 
 def table3_claims(s: Table3Settings, students: list) -> list:
-    "The `t3.*` claims: per kind deficiency, achievability and recovery (softmax: then energy robustness), and recovery on non-flat teachers."
+    "The `t3.*` claims: per kind deficiency, achievability, recovery and under-determined recovery (softmax: then energy robustness), and recovery on non-flat teachers."
     claims = []
     for kind in s.kinds:
         claims += [_deficiency_claim(s, students, kind), _achievability_claim(s, students, kind), _recovery_claim(s, students, kind)]
+        if underdetermined_n(s): claims.append(_underdetermined_claim(s, students, kind))
         if kind == "softmax": claims.append(_energy_robust_claim(s, students))
     return claims + [_nonflat_claim(s, students)]
 
@@ -424,6 +560,31 @@ def _nonflat_rows(s: Table3Settings, students: list) -> list:
                          "R_eff(K*)": float(np.mean([fit.teacher.shannon for fit in fits])), "R_eff(K̂)": _spread([fit.student.shannon for fit in fits])})
     return rows
 
+def _near_miss_rows(s: Table3Settings, students: list) -> list:
+    "One row per near-miss teacher (kind, r*): its weak direction, the predicted range of the rank-r* head's excess (rate + B_{r*} to rate + cost) and the measured excess."
+    rows = []
+    for kind in s.kinds:
+        for rs in s.r_stars:
+            fits = [seed_data.near_miss[(kind, rs)] for seed_data in students]
+            rate, bound = _rate(s, kind, rs), (np.mean([fit.bound for fit in fits]) if kind == "linear" else None)
+            rows.append({"kind": kind, "r*": rs, "weak / others": float(np.mean([fit.weak for fit in fits])),
+                         "B_r* / floor": "—" if bound is None else f"{bound:.3g}", "cost / floor": float(np.mean([fit.cost for fit in fits])),
+                         "predicted excess r* / floor": f"{'—' if bound is None else f'{rate + bound:.3g}'} to {rate + np.mean([fit.cost for fit in fits]):.3g}",
+                         "excess r* / floor": _spread([fit.excess for fit in fits]), "criterion": float(_criterion(s, kind))})
+    return rows
+
+def _underdetermined_rows(s: Table3Settings, students: list) -> list:
+    "One row per flat teacher (kind, r*) trained on `underdetermined_n` samples: the energy rank and excess from small and from large initialisation, and the tolerance."
+    if not underdetermined_n(s): return []
+    rows = []
+    for kind in s.kinds:
+        for rs in s.r_stars:
+            fits = [seed_data.underdetermined[(kind, rs)] for seed_data in students]
+            rows.append({"kind": kind, "r*": rs, "n": fits[0].n, "R̃_eff(K̂) small init": _spread([fit.small.energy for fit in fits]),
+                         "R̃_eff(K̂) large init": _spread([fit.large.energy for fit in fits]), "tolerance": float(np.mean([fit.tolerance for fit in fits])),
+                         "excess / floor small": _spread([fit.small_excess for fit in fits]), "excess / floor large": _spread([fit.large_excess for fit in fits])})
+    return rows
+
 def table3_figures(s: Table3Settings, excess_vs_r: dict, spectra: dict, estimators: list) -> dict:
     "The deficiency and spectra figures, and the estimator figure when the sweep ran."
     rate = {(kind, rs): _rate(s, kind, rs) for kind in s.kinds for rs in s.r_stars}
@@ -432,10 +593,11 @@ def table3_figures(s: Table3Settings, excess_vs_r: dict, spectra: dict, estimato
     return figures
 
 def table3_extra(s: Table3Settings, students: list, estimators: list, excess_vs_r: dict, spectra: dict) -> dict:
-    "The plain data beside the table: Figure 1's rank sweep, recovery errors, non-flat teachers, the figures' data, the estimator sweep, training."
+    "The plain data beside the table: Figure 1's rank sweep, recovery errors, non-flat, near-miss and under-determined teachers, the figures' data, the estimator sweep, training."
     converged = [flag for seed_data in students for flag in seed_data.converged]
     return dict(sweep=_rank_sweep(s, excess_vs_r), recovery={kind: float(np.mean(_rank_error(s, students, kind, "energy"))) for kind in s.kinds},
-                nonflat=_nonflat_rows(s, students), noise_floor=_noise_floor(s), n=s.n, excess_vs_r=excess_vs_r, spectra=spectra,
+                nonflat=_nonflat_rows(s, students), near_miss=_near_miss_rows(s, students), underdetermined=_underdetermined_rows(s, students),
+                noise_floor=_noise_floor(s), n=s.n, excess_vs_r=excess_vs_r, spectra=spectra,
                 estimators=estimators, converged=float(np.mean(converged)), max_steps_taken=max(t for seed_data in students for t in seed_data.steps),
                 students=len(converged))
 
