@@ -5,6 +5,9 @@ per-model Python loop (40 §4 rank-sweep models, via bench_engine.py) against >=
 (the same 40 models with their data held in cache).
 
     python benchmarks/bench_reproduce.py [--preset paper] [--seeds 5] [--device cpu|cuda] [--no-quick] [--out DIR]
+
+The paper preset's claim records (5 seeds) are stored in benchmarks/paper_claims.json; tests/test_paper_claims.py checks that
+every claim there has the verdict the quick preset's reference has, so no claim holds only at quick sizes.
 """
 import argparse
 import json
@@ -55,6 +58,10 @@ def main():
         verdicts = [c["verdict"] for c in claims]
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{verdicts.count('holds')}/{len(claims)} claims hold")
+        if a.preset == "paper" and a.seeds == 5:
+            stored = Path(__file__).parent / "paper_claims.json"
+            stored.write_text(json.dumps(dict(preset="paper", seeds=list(range(a.seeds)), claims=claims), indent=1) + "\n")
+            print(f"  claim records written to {stored.relative_to(Path.cwd()) if stored.is_relative_to(Path.cwd()) else stored}")
         if not a.no_quick:
             qper, qtotal, _ = timed(out / "quick", "quick", 3, a.device, jobs)
             print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= 45 s: {'met' if qtotal <= 45 else 'NOT met'}); "

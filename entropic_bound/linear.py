@@ -19,8 +19,8 @@ from .tasks import linear_task
 # %% auto #0
 __all__ = ['excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments', 'task_moments', 'empirical_risk',
            'reduced_rank_fit', 'population_moments', 'train_rank_sweep', 'model_dof', 'residual_noise_std',
-           'operator_noise_std', 'train_overparameterised', 'learned_rank_profile', 'sample_size_sweep',
-           'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank']
+           'operator_noise_std', 'train_overparameterised', 'interpolant_dof_gap', 'learned_rank_profile',
+           'sample_size_sweep', 'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank']
 
 # %% ../nbs/04_linear_surrogate.ipynb #6b4c0157
 def _frob_inner(B, C):
@@ -165,15 +165,26 @@ def operator_noise_std(noise_std, n: int, V) -> torch.Tensor:
     return torch.as_tensor(noise_std, dtype=torch.float64) / (math.sqrt(n) * torch.linalg.matrix_norm(torch.as_tensor(V, dtype=torch.float64)))
 
 # %% ../nbs/04_linear_surrogate.ipynb #648e00ab
-def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None):
-    "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from small init, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult."
+def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
+                            factorised: bool = True):
+    "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult; `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant)."
     S, T, d, dev = m.R.shape[0], m.T, m.d, m.R.device
     ids = [int(s) for s in seeds]
-    init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12),
-                V=seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13))
+    V0 = seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13)
+    if not factorised:
+        loss = lambda p: empirical_risk(p["A"].unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
+        res = train_batched(loss, dict(A=torch.zeros(S, T, T, dtype=V0.dtype, device=dev), V=V0), steps=steps, lr=lr, optimizer="gd",
+                            rtol=None, progress=progress, desc="unfactorised GD")
+        return res.params["A"], res.params["V"], res
+    init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12), V=V0)
     loss = lambda p: empirical_risk((p["P"] @ p["Q"].mT).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
     res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=None, progress=progress, desc="over-parameterised GD")
     return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=None: small-init GD plateaus, never stop early
+
+def interpolant_dof_gap(T: int, d: int, n: int) -> int:
+    "Free directions left among exact interpolants of n samples by a full-rank A with free V: dof(T) − nTd (> 0: interpolants of every rank exist; the data cannot choose among them, the optimiser's implicit bias does)."
+    return model_dof(T, d, T) - n * T * d
+
 
 def learned_rank_profile(A, V, train_loss, n: int) -> dict:
     "Raw and MP-corrected Shannon / energy / stable ranks of learned `A` (S, T, T), σ̂ from `train_loss` (S,) -> dict of (S,) arrays."

@@ -1,0 +1,47 @@
+"""The paper preset's claims, as stored by benchmarks/bench_reproduce.py, reach the same verdicts as the quick preset's reference:
+no claim may hold only at quick sizes, none may be uninformative or have a strawman control."""
+import json
+from pathlib import Path
+
+import pytest
+
+from entropic_bound.experiment import REFERENCE_FILE
+
+ROOT = Path(__file__).resolve().parents[1]
+STORED = ROOT / "benchmarks" / "paper_claims.json"
+
+
+def quick_verdicts() -> dict:
+    "Claim id -> verdict of the quick preset, from the stored reference cells."
+    ref = json.loads((ROOT / "entropic_bound" / "data" / REFERENCE_FILE).read_text())
+    out = {}
+    for entry in ref["experiments"].values():
+        cells = entry["values"]
+        for path, v in cells.items():
+            parts = path.split("/")
+            if parts[0] == "claims" and parts[-1] == "verdict" and len(parts) == 3:
+                out[cells[f"claims/{parts[1]}/id"]] = v
+    return out
+
+
+@pytest.fixture(scope="module")
+def paper():
+    if not STORED.exists(): pytest.fail(f"{STORED.relative_to(ROOT)} is missing: run python benchmarks/bench_reproduce.py (paper preset, 5 seeds)")
+    return json.loads(STORED.read_text())
+
+
+def test_paper_claims_are_the_quick_claims(paper):
+    assert paper["preset"] == "paper" and len(paper["seeds"]) == 5
+    assert {c["id"] for c in paper["claims"]} == set(quick_verdicts()), "the stored paper-preset run is stale: rerun benchmarks/bench_reproduce.py"
+
+
+def test_paper_verdicts_match_quick(paper):
+    quick = quick_verdicts()
+    differ = {c["id"]: (c["verdict"], quick[c["id"]]) for c in paper["claims"] if c["verdict"] != quick.get(c["id"])}
+    assert not differ, f"claims whose verdict at the paper preset (first) differs from the quick preset's (second): {differ}"
+
+
+def test_paper_controls_are_near_misses(paper):
+    bad = [c["id"] for c in paper["claims"] if c["kind"] == "empirical" and c["verdict"] in ("uninformative", "strawman")]
+    assert not bad, f"paper-preset claims whose control passes or is a strawman: {bad}"
+    assert all(c["control"]["removes"] for c in paper["claims"] if c["kind"] == "empirical")
