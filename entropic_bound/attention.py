@@ -18,12 +18,14 @@ __all__ = ['init_students', 'student_kernel', 'student_outputs', 'kernel_dof', '
 
 # %% ../nbs/06a_attention_native.ipynb #3903aa88
 def init_students(seeds, ranks, d: int, d_v: int, init_scale: float = 0.01, dtype=torch.float32, device="cpu"):
-    "Small-init params {WQ, WK: (B, d, d) with columns >= rank zeroed, V: (B, d, d_v)} and the rank mask (B, 1, d)."
+    "Small-init params {WQ, WK: (B, d, d) with columns >= rank zeroed, V: (B, d, d_v)} and the rank mask (B, 1, d); `init_scale`: one scale, or one per student."
     if len(seeds) != len(ranks): raise ValueError(f"need one seed per rank; got {len(seeds)} seeds, {len(ranks)} ranks")
+    scales = [float(a) for a in init_scale] if isinstance(init_scale, (list, tuple)) else [float(init_scale)] * len(seeds)
+    if len(scales) != len(seeds): raise ValueError(f"need one init scale, or one per student; got {len(scales)} for {len(seeds)} students")
     ranks_t = torch.as_tensor(list(ranks))
     if ((ranks_t < 0) | (ranks_t > d)).any(): raise ValueError(f"ranks must lie in 0..d={d}; got {list(ranks)}")
     mask = rank_mask(ranks_t, d, dtype, device)[:, None, :]            # m_b: (B, 1, d)
-    draw = lambda shape, stream: seeded_normal(seeds, shape, init_scale, device=device, dtype=dtype, stream=stream)
+    draw = lambda shape, stream: torch.cat([seeded_normal([x], shape, a, device=device, dtype=dtype, stream=stream) for x, a in zip(seeds, scales)])
     return dict(WQ=draw((d, d), 1) * mask, WK=draw((d, d), 2) * mask, V=draw((d, d_v), 3)), mask
 
 def student_kernel(params: dict, mask: torch.Tensor) -> torch.Tensor:

@@ -236,7 +236,7 @@ class TrainedStudent:
     steps: int              # optimiser steps taken
 
 def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
-    "The `fit_students` calls as (n_train, init, [(teacher, rank)]): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples from small and from large initialisation."
+    "The `fit_students` calls as (n_train, init, [(teacher, rank)]), `init` 'small', 'large' or one of them per student: rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples from small and from large initialisation, in one call."
     flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
     nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
     short = [(near_miss[(kind, rs, x)], rs) for kind in s.kinds for rs in s.r_stars for x in seeds]
@@ -244,15 +244,17 @@ def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
     n_u = underdetermined_n(s)
     if n_u:
         wide = [(Teacher(kind, rs, x), s.d) for kind in s.kinds for rs in s.r_stars for x in seeds]
-        batches += [(n_u, "small", wide), (n_u, "large", wide)]
+        batches += [(n_u, ["small"] * len(wide) + ["large"] * len(wide), wide + wide)]   # both initialisations in one call
     return batches
 
 def _train(s: Table3Settings, n_train: int, init: str, batch: list, tasks: dict, progress=None) -> dict:
-    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large') scale in one `fit_students` call -> {(teacher, rank, n_train, init): TrainedStudent}."
+    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large', or one per student) scale in one `fit_students` call -> {(teacher, rank, n_train, init): TrainedStudent}."
+    inits = [init] * len(batch) if isinstance(init, str) else list(init)
+    scale = {"small": s.init_scale, "large": s.large_init_scale}
     fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], n_train, [t.draw_seed for t, _ in batch],
-                       s.init_scale if init == "small" else s.large_init_scale, s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype),
+                       scale[init] if isinstance(init, str) else [scale[i] for i in inits], s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype),
                        progress=progress, desc="table3 students")
-    return {(teacher, r, n_train, init): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
+    return {(teacher, r, n_train, inits[i]): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
             for i, (teacher, r) in enumerate(batch)}
 
 # %% ../nbs/33_table3.ipynb #4f8a2b1a
