@@ -5,6 +5,10 @@
 # %% ../nbs/05_ladder.ipynb #52796749
 from __future__ import annotations
 from dataclasses import dataclass
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
 
 import torch
 
@@ -12,8 +16,9 @@ from .tasks import linear_task, attention_mixing
 from .train import seeded_normal, train_batched, rank_mask
 
 # %% auto #0
-__all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'token_mixing', 'ladder_forward',
-           'permutation_average', 'permutation_bound', 'heldout_excess', 'fit_ladder_class']
+__all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing', 'token_mixing',
+           'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound', 'heldout_excess',
+           'fit_ladder_class']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -40,12 +45,14 @@ class LadderData:
                           [self.seeds[i] for i in idx], [self.r_stars[i] for i in idx], self.noise_std)
 
 def ladder_data(seeds, r_stars, n: int, n_test: int, T: int = 16, d: int = 12, noise_std: float = 0.05,
-                dtype=torch.float32, device="cpu") -> LadderData:
-    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out."
+                dtype=torch.float32, device="cpu", spectra=None) -> LadderData:
+    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values."
     if n < 1 or n_test < 2: raise ValueError(f"need n >= 1 and n_test >= 2; got n={n}, n_test={n_test}")
-    keys = [(int(s), int(r)) for s in seeds for r in r_stars]
+    spectra = [None] * len(r_stars) if spectra is None else list(spectra)
+    if len(spectra) != len(r_stars): raise ValueError(f"need one spectrum (or None) per r*; got {len(spectra)} for {len(r_stars)}")
+    keys = [(int(s), int(r), sp) for s in seeds for r, sp in zip(r_stars, spectra)]
     if not keys: raise ValueError("need at least one seed and one r*")
-    tasks = [linear_task(n + n_test, T, d, r, noise_std=noise_std, seed=s) for s, r in keys]
+    tasks = [linear_task(n + n_test, T, d, r, spectrum=sp, noise_std=noise_std, seed=s) for s, r, sp in keys]
     stack = lambda f: torch.stack([f(t) for t in tasks]).to(device=device, dtype=dtype)
     return LadderData(stack(lambda t: t.X[:n]), stack(lambda t: t.Y[:n]), stack(lambda t: t.X[n:]), stack(lambda t: t.Y_clean[n:]),
                       torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks]),
@@ -53,6 +60,8 @@ def ladder_data(seeds, r_stars, n: int, n_test: int, T: int = 16, d: int = 12, n
 
 # %% ../nbs/05_ladder.ipynb #82afed65
 LADDER = ("B0", "B1", "B1c", "B2", "B3")
+
+_POSITIONAL = {"B1": lambda T, d: dict(P=(T, T), Q=(T, T)), "B2": lambda T, d: dict(L=(T, T)), "B3": lambda T, d: dict(E=(T, d))}
 
 def _param_shapes(cls: str, R: int, T: int, d: int, ffn: int, positional: bool) -> dict:
     "Shapes (without the batch dimension) of the parameters of class `cls` with rank width `R`."
@@ -63,14 +72,14 @@ def _param_shapes(cls: str, R: int, T: int, d: int, ffn: int, positional: bool) 
               "B3": dict(Wq=(d, R), Wk=(d, R), Wv=(d, d), W1=(d, ffn), b1=(ffn,), W2=(ffn, d), Wo=(d, d))}
     if cls not in shapes: raise ValueError(f"unknown class {cls!r}; use one of {LADDER}")
     out = dict(shapes[cls])
-    if positional:
-        if cls != "B3": raise ValueError("a positional embedding is defined for B3 only")
-        out["E"] = (T, d)
+    if positional:                      # B1+pos: a positional mixing PQᵀ; B2+pos: positional logits L; B3+pos: an embedding E
+        if cls not in _POSITIONAL: raise ValueError(f"a positional variant is defined for {tuple(_POSITIONAL)} only")
+        out.update(_POSITIONAL[cls](T, d))
     return out
 
 def ladder_params(cls: str, seeds, R: int, T: int = 16, d: int = 12, ffn: int = 24, init_scale: float = 0.1,
                   positional: bool = False, dtype=torch.float32, device="cpu") -> dict:
-    "Initial parameters {name: (len(seeds), ...)} of class `cls`, entries N(0, init_scale²) (a positional embedding: N(0, 1))."
+    "Initial parameters {name: (len(seeds), ...)} of class `cls` (with `positional`: its +pos variant), entries N(0, init_scale²) (B3's positional embedding: N(0, 1))."
     shapes = _param_shapes(cls, R, T, d, ffn, positional)
     return {k: seeded_normal(seeds, s, 1.0 if k == "E" else init_scale, device, dtype, stream=i)
             for i, (k, s) in enumerate(shapes.items())}
@@ -100,13 +109,23 @@ def _attention_inputs(cls: str, params: dict, X: torch.Tensor):
     return H, _layer_norm(H)
 
 # %% ../nbs/05_ladder.ipynb #11f96757
+def positional_mixing(params: dict, ranks: torch.Tensor) -> torch.Tensor:
+    "B1+pos's fixed positional mixing $PQ^\\top$ (B, T, T), rank-limited by `ranks` like B0's $A$."
+    return _masked(params["P"], ranks) @ params["Q"].transpose(-1, -2)
+
+def _position_logit_softmax(Z: torch.Tensor, K: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
+    "B2+pos's mixing $\\mathrm{softmax}(ZKZ^\\top/\\sqrt d + L)$ over keys: Z (B, n, T, d), K (B, d, d), L (B, T, T) -> (B, n, T, T)."
+    return torch.softmax(_per_model(Z, K) @ Z.transpose(-1, -2) / math.sqrt(Z.shape[-1]) + L[:, None], dim=-1)
+
 def token_mixing(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor) -> torch.Tensor:
     "Realised token-mixing matrix $M(X)$ of each model on each input: X (B, n, T, d) -> (B, n, T, T)."
     B, n, T, d = X.shape
     K = static_kernel(cls, params, ranks)
     if cls == "B0": return K[:, None].expand(B, n, T, T)
     _, Z = _attention_inputs(cls, params, X)
-    return attention_mixing(Z, K, "linear" if cls in ("B1", "B1c") else "softmax")   # (B, n, T, T)
+    if "L" in params: return _position_logit_softmax(Z, K, params["L"])              # B2+pos
+    M = attention_mixing(Z, K, "linear" if cls in ("B1", "B1c") else "softmax")     # (B, n, T, T)
+    return M + positional_mixing(params, ranks)[:, None] if "P" in params else M     # B1+pos adds its positional mixing
 
 def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor, gram: torch.Tensor | None = None) -> torch.Tensor:
     "Prediction of each model: X (B, n, T, d), ranks (B,) -> Ŷ (B, n, T, d); `gram` = XᵀX (B, n, d, d) may be passed for B1/B1c."
@@ -116,9 +135,12 @@ def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor,
         return _per_model(K[:, None].expand(B, n, T, T) @ X, params["V"])
     if cls in ("B1", "B1c"):                                     # Ŷ = (X K Xᵀ) X V / T = (X K)(XᵀX V) / T
         G = X.transpose(-1, -2) @ X if gram is None else gram
-        return (_per_model(X, K) @ _per_model(G, params["V"])) / T
+        Y = (_per_model(X, K) @ _per_model(G, params["V"])) / T
+        if "P" in params:                                        # B1+pos: + (P Qᵀ) X V, a fixed positional mixing
+            Y = Y + positional_mixing(params, ranks)[:, None] @ _per_model(X, params["V"])
+        return Y
     H, Z = _attention_inputs(cls, params, X)
-    S = attention_mixing(Z, K, "softmax")               # attention over keys, (B, n, T, T)
+    S = _position_logit_softmax(Z, K, params["L"]) if "L" in params else attention_mixing(Z, K, "softmax")   # over keys, (B, n, T, T)
     if cls == "B2": return S @ _per_model(Z, params["V"])
     H = H + S @ _per_model(Z, params["Wv"])                      # attention sublayer with residual
     F = torch.relu(_per_model(_layer_norm(H), params["W1"]) + params["b1"][:, None, None])
@@ -139,6 +161,30 @@ def permutation_bound(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     "Least excess risk of any permutation-equivariant predictor of $AXV$: $(\\|A\\|_F^2-\\|\\bar A\\|_F^2)\\|V\\|_F^2$, A (..., T, T), V (..., d, d_v) -> (...)."
     return (A.pow(2).sum((-1, -2)) - permutation_average(A).pow(2).sum((-1, -2))) * V.pow(2).sum((-1, -2))
 
+# %% ../nbs/05_ladder.ipynb #72a7e893
+def _simplex_rows(A: np.ndarray, c: float) -> np.ndarray:
+    "Each row of A (T, T) projected on the simplex scaled by c, {x >= 0, sum x = c} (the sort-based closed form)."
+    u = -np.sort(-A, axis=-1)
+    css = np.cumsum(u, -1) - c
+    k = np.arange(1, A.shape[-1] + 1)
+    rho = (u - css / k > 0).cumsum(-1).argmax(-1)                   # last index where the condition holds
+    theta = css[np.arange(A.shape[0]), rho] / (rho + 1)
+    return np.maximum(A - theta[:, None], 0.0)
+
+def _stochastic_cone_energy(A: np.ndarray) -> float:
+    "‖Π_C A‖² for the cone C of non-negative matrices with equal row sums: a convex search over the common row sum c."
+    dist = lambda c: float(((_simplex_rows(A, c) - A) ** 2).sum())
+    top = 2.0 * float(np.abs(A).sum(-1).max()) + 1e-12
+    c = minimize_scalar(dist, bounds=(0.0, top), method="bounded", options=dict(xatol=1e-12 * top)).x
+    return float((_simplex_rows(A, max(c, 0.0)) ** 2).sum())
+
+def rowstochastic_bound(A: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    "Least excess risk of any fixed row-stochastic mixing $S X V$ (softmax of any logits) on $A X V$, (5.4): A (..., T, T), V (..., d, d_v) -> (...) float64."
+    An = A.detach().cpu().double().numpy()
+    flat = An.reshape(-1, *An.shape[-2:])
+    best = np.array([max(_stochastic_cone_energy(a), _stochastic_cone_energy(-a)) for a in flat]).reshape(An.shape[:-2])
+    return (A.detach().cpu().double().pow(2).sum((-1, -2)) - torch.as_tensor(best)) * V.detach().cpu().double().pow(2).sum((-1, -2))
+
 # %% ../nbs/05_ladder.ipynb #183f6449
 def heldout_excess(cls: str, params: dict, X: torch.Tensor, Y_clean: torch.Tensor, ranks: torch.Tensor, chunk: int = 512) -> torch.Tensor:
     "Per-sample excess $\\|f(X_i) - Y^{clean}_i\\|_F^2$ of each model on held-out data: X, Y_clean (B, n_test, T, d) -> (B, n_test) float64."
@@ -151,15 +197,15 @@ def heldout_excess(cls: str, params: dict, X: torch.Tensor, Y_clean: torch.Tenso
 
 def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list, steps: int, lr: float = 1e-2, rtol: float = 1e-4,
                      ffn: int = 24, positional: bool = False, progress=None):
-    "Train class `cls` on every task of `data` once per (rank list, init scale) pair, in one batch; -> (TrainResult, ranks (B,))."
+    "Train class `cls` (its +pos variant with `positional`) on every task of `data` once per (rank list, init scale) pair, in one batch; -> (TrainResult, ranks (B,))."
     T, d, M = data.X.shape[-2], data.X.shape[-1], len(data.seeds)
     R = T if cls == "B0" else d
     parts = [ladder_params(cls, [10_000 * j + 100 * s + r for s, r in zip(data.seeds, data.r_stars)], R, T, d, ffn, sc,
                            positional, data.X.dtype, data.X.device) for j, sc in enumerate(init_scales)]
     params = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     rk = torch.as_tensor([int(r) for rs in ranks for r in rs], device=data.X.device)
-    if rk.shape[0] != len(init_scales) * M or (rk < 1).any() or (rk > R).any():
-        raise ValueError(f"need one rank list of length {M} (values in 1..{R}) per init scale")
+    if rk.shape[0] != len(init_scales) * M or (rk < 0).any() or (rk > R).any():
+        raise ValueError(f"need one rank list of length {M} (values in 0..{R}; 0: no kernel) per init scale")
     X, Y = data.X.repeat(len(init_scales), 1, 1, 1), data.Y.repeat(len(init_scales), 1, 1, 1)
     data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {})
     loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)
