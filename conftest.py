@@ -85,7 +85,7 @@ class Fake(Experiment):
         vals = list(units["main"].values())
         return ExperimentResult(self.name, [dict(seed=x, value=v) for x, v in units["main"].items()],
                                 [claim_over_seeds(f"{self.name}.c", "§0", "value is positive", vals, 0.0, ">=",
-                                                  control=("the same value negated", [-v for v in vals]))])
+                                                  control=("the same value negated", [-v for v in vals]), removes="the sign")])
 
 
 fake1, fake2 = Fake("fake1"), Fake("fake2")
