@@ -341,7 +341,8 @@ def test_cli_ctrl_c_is_one_line_and_130(tmp_path, jobs, fake_experiments):
     out = tmp_path / "r"
     folder = str(Path(fake_experiments.__file__).parent)
     proc = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), str(out), jobs, folder], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "FAKE_HANG_IN": "fake2"})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "FAKE_HANG_IN": "fake2"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # a suite started in the background inherits SIGINT ignored
     assert proc.stdout.readline().strip() == "READY"                             # table2 (fake2) running
     deadline = time.monotonic() + 60
     while not (out / ".records" / "table1.json").is_file():                      # table1 written (with --jobs, alongside)
