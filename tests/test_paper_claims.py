@@ -5,22 +5,20 @@ from pathlib import Path
 
 import pytest
 
-from entropic_bound.experiment import REFERENCE_FILE
+from entropic_bound.experiment import EXPERIMENTS, load_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = ROOT / "benchmarks" / "paper_claims.json"
 
 
 def quick_verdicts() -> dict:
-    "Claim id -> verdict of the quick preset, from the stored reference cells."
-    ref = json.loads((ROOT / "entropic_bound" / "data" / REFERENCE_FILE).read_text())
+    "Claim id -> verdict of the quick preset, from the stored reference cells (`load_reference`)."
     out = {}
-    for entry in ref["experiments"].values():
-        cells = entry["values"]
+    for name in EXPERIMENTS:
+        cells = load_reference(name)["values"]
         for path, v in cells.items():
             parts = path.split("/")
-            if parts[0] == "claims" and parts[-1] == "verdict" and len(parts) == 3:
-                out[cells[f"claims/{parts[1]}/id"]] = v
+            if parts[0] == "claims" and len(parts) == 3 and parts[2] == "verdict": out[cells[f"claims/{parts[1]}/id"]] = v
     return out
 
 
