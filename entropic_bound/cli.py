@@ -136,7 +136,9 @@ def estimate_command(a) -> int:
 # %% ../nbs/92_cli.ipynb #05f46ea7
 def _audit_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound audit`."
-    p.add_argument("--model", metavar="DIR", help="checkpoint folder (config.json, weights, tokenizer.json); default: the shipped all-MiniLM-L6-v2")
+    p.add_argument("--model", metavar="DIR|FILE|NAME", help="checkpoint folder, .gguf file, shipped name (minilm, smollm2) or a model in the local "
+                   "Hugging Face cache; families: bert, gpt2, llama, mistral, qwen2, qwen3 (default: the shipped all-MiniLM-L6-v2)")
+    p.add_argument("--tokenizer", metavar="DIR|NAME", help="tokenizer folder or cached name (default: the checkpoint's own)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text, one passage per line; default: the shipped text")
     p.add_argument("--out", metavar="DIR", default="audit", help="output folder (default: audit)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
@@ -150,10 +152,10 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
 
 def audit_command(a) -> int:
     "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input."
-    from entropic_bound.heads import AuditInputError, audit
+    from entropic_bound.audit import AuditInputError, audit
     try:
         audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
-              log=lambda s: print(s, file=sys.stderr))
+              log=lambda s: print(s, file=sys.stderr), tokenizer=a.tokenizer)
     except AuditInputError as e: return _error("audit", f"--{e}")
     except ImportError as e: return _error("audit", e)
     print(f"entropic-bound audit: wrote heads.csv, layers.csv, summary.md and figures to {a.out}")
