@@ -233,8 +233,9 @@ def resolve_model(model=None) -> ModelSource:
 def load_tokenizer(source, gguf_file: str | None = None):
     "The tokenizer of a checkpoint through transformers' own loader (tokenizer.json, vocab/merges, SentencePiece, GGUF), or None if it has none."
     transformers = require("transformers")
-    try: return transformers.AutoTokenizer.from_pretrained(source, gguf_file=gguf_file, local_files_only=True)
+    try: tok = transformers.AutoTokenizer.from_pretrained(source, gguf_file=gguf_file, local_files_only=True)
     except (OSError, ValueError, TypeError, KeyError): return None
+    return tok if len(tok) > len(tok.all_special_tokens) else None        # no vocabulary files: an empty tokenizer
 
 # %% ../nbs/24_checkpoints.ipynb #d8d01722
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None) -> HeadAdapter:
@@ -276,6 +277,7 @@ def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=(
     "Pack per-line token ids (each cut to `limit`) into sequences of <= max(seq_len, longest line) tokens, framed by prefix/suffix ids."
     if not line_ids: raise AuditInputError("text", "no tokens to measure")
     cut = [list(ids[:limit]) for ids in line_ids if len(ids)]
+    if not cut: raise AuditInputError("text", "the tokenizer gives no tokens for this text")
     n_trunc = sum(len(ids) > limit for ids in line_ids)
     seqs, cur = [], []
     for ids in cut:
