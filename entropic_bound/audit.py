@@ -63,13 +63,14 @@ def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_
     X = attention_inputs(adapter, batch); bar.update()
     rows, curves = [], {}
     quant = [adapter.quant_steps(l) for l in range(adapter.n_layers)]
-    with cpu_threads(next(adapter.model.parameters()).device, 1):      # many small batched solves: one thread is much faster
+    device = next(adapter.model.parameters()).device                   # the head mathematics runs where the model is
+    with cpu_threads(device, 1):                                        # many small batched solves: one thread is much faster
         for l in range(adapter.n_layers):
-            rows += measure_layer(adapter.layer(l, T), X[l], batch.mask, fit, held, tol, tol_out, fraction, index=l, quant=quant[l]); bar.update()
+            rows += measure_layer(adapter.layer(l, T), X[l].to(device), batch.mask, fit, held, tol, tol_out, fraction, index=l, quant=quant[l]); bar.update()
         picked = pick_curve_heads(rows, n_curves)
         for l in sorted({l for l, _ in picked}):
             hs = [h for ll, h in picked if ll == l]
-            c = error_curves(adapter.layer(l, T), X[l], batch.mask, fit, held, heads=hs)
+            c = error_curves(adapter.layer(l, T), X[l].to(device), batch.mask, fit, held, heads=hs)
             orders = [o for o in c if o != "ranks"]
             for i, h in enumerate(hs):
                 curves[(l, h)] = dict(ranks=c["ranks"], **{f"{o}_{k}": c[o][k][:, i] for o in orders for k in ("tv", "out")})
