@@ -250,9 +250,10 @@ def _quiet_gguf():
     finally:
         if bar is not None: mod.tqdm = bar
 
-def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None) -> HeadAdapter:
+def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None, causal_lm: bool = False) -> HeadAdapter:
     """Load `model` (see `resolve_model`; default: the shipped MiniLM) offline and return its head adapter on `device`; the tokenizer
-    from `tokenizer` (a folder or cached name) if given, else from the checkpoint itself."""
+    from `tokenizer` (a folder or cached name) if given, else from the checkpoint itself. `causal_lm`: a decoder with its language-model
+    head (`AutoModelForCausalLM`), for next-token measures; the heads are read from its base model either way."""
     src = resolve_model(model)
     transformers = require("transformers"); transformers.logging.set_verbosity_error(); transformers.utils.logging.disable_progress_bar()
     if src.gguf_file is not None: require("gguf")
@@ -264,7 +265,8 @@ def load_adapter(model=None, device: str = "cpu", attn_implementation: str | Non
         raise AuditInputError("model", f"no weights (*.safetensors or pytorch_model.bin) in {src.path}")
     if attn_implementation is not None: kw["attn_implementation"] = attn_implementation
     with _quiet_gguf() if src.gguf_file else contextlib.nullcontext():
-        net, info = transformers.AutoModel.from_pretrained(src.path, output_loading_info=True, **kw)
+        auto = transformers.AutoModelForCausalLM if causal_lm and family != "bert" else transformers.AutoModel
+        net, info = auto.from_pretrained(src.path, output_loading_info=True, **kw)
     qk_names = {"bert": ("attention.self.query.", "attention.self.key."), "gpt2": ("attn.c_attn.",)}.get(family, ("self_attn.q_proj.", "self_attn.k_proj."))
     missing = [k for k in info.get("missing_keys", []) if any(n in k for n in qk_names)]
     if missing: raise AuditInputError("model", f"the weights have no separate query/key maps ({len(missing)} missing, e.g. {missing[0]})")
@@ -285,6 +287,9 @@ class TokenBatch:
     def head(self, n: int) -> "TokenBatch":
         "The first n sequences."
         return TokenBatch(self.ids[:n], self.mask[:n], self.n_lines, self.n_truncated, self.limit)
+    def tail(self, n: int) -> "TokenBatch":
+        "All but the first n sequences."
+        return TokenBatch(self.ids[n:], self.mask[n:], self.n_lines, self.n_truncated, self.limit)
 
 def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=()) -> TokenBatch:
     "Pack per-line token ids (each cut to `limit`) into sequences of <= max(seq_len, longest line) tokens, framed by prefix/suffix ids."

@@ -165,12 +165,13 @@ def audit_command(a) -> int:
 # %% ../nbs/92_cli.ipynb #6583818d
 def _compress_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound compress`."
-    p.add_argument("--model", metavar="DIR|NAME", help="BERT-family checkpoint folder or cached name (default: the shipped all-MiniLM-L6-v2)")
+    p.add_argument("--model", metavar="DIR|FILE|NAME", help="a BERT-family encoder or a Llama-family decoder: folder, .gguf file, shipped name (minilm, smollm2) "
+                   "or cached name (default: the shipped all-MiniLM-L6-v2)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text, one sentence per line, at least 30 lines; default: the shipped text")
     p.add_argument("--out", metavar="DIR", default="compress", help="output folder (default: compress)")
     p.add_argument("--budget", type=float, default=0.5, help="fraction of all query-key directions kept in the exported model (default 0.5)")
     p.add_argument("--allocation", default="native", help="allocation of the exported model: native, static, uniform, greedy or shuffled (default native)")
-    p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (default whitened)")
+    p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
     p.add_argument("--budgets", default="0.25,0.5,0.75", help="budgets of the table, comma-separated (default 0.25,0.5,0.75)")
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text (default 3)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
