@@ -284,7 +284,11 @@ def export(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".compress-", dir=out.parent))
     try:
-        fold(adapter, cal, ranks, order).save_pretrained(stage)
+        net = fold(adapter, cal, ranks, order)
+        if getattr(net, "hf_quantizer", None) is not None:          # loaded from GGUF: the weights are float already, so drop the marker
+            net.hf_quantizer = None                                 # that would make save_pretrained refuse them
+            if hasattr(net.config, "quantization_config"): del net.config.quantization_config
+        net.save_pretrained(stage)
         adapter.tokenizer.save_pretrained(stage)
         (L, U), dh = cal.shape, cal.d_head
         info = dict(manifest, order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
