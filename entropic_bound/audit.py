@@ -142,7 +142,7 @@ def summary_markdown(report: HeadsReport, model_name: str, text_name: str, notes
              f"d_head/4 for {f['criteria_disagree']} heads.",
              f"- Per-sequence logit-field energy rank (capped by sequence length, kept apart from the kernel rank): median {f['logit_field_median']:.1f}."]
     if "prerotary_tv_median" in f:
-        lines.append(f"- Pre-rotary cut (a basis applied before the rotation, which folds into W_Q and W_K): median {f['prerotary_tv_median']:g} (TV), "
+        lines.append(f"- Pre-rotary cut (a basis per query head applied before the rotation, the kind of cut that folds into W_Q and W_K; with grouped keys only if the group shares it): median {f['prerotary_tv_median']:g} (TV), "
                      f"{f['prerotary_out_median']:g} (output); it needs more directions than the post-rotary cut for {f['prerotary_above_native']} of {f['heads']} heads.")
     if "group_tv_median" in f:
         lines.append(f"- Key cache per key-value group (one basis shared by the group's query heads, after the rotation): median "

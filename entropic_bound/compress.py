@@ -29,7 +29,7 @@ class Calibration:
     """What the fit half of the text says about every allocation unit of a model with L layers of U units (a head of an encoder;
     a key-value group of a rotary decoder, whose `group_size` query heads share one key basis): in-sample error curves of the
     input-whitened order at every rank 0..d_h (attention TV and output-energy share, (L, U, d_h + 1); a group's are its heads'
-    means), the units' output energy (L, U), the static kernels' energy tails 1 - sum_{i<=r} s_i^2 / sum s_i^2 (L, U, d_h + 1), and
+    means), the units' output energy (L, U), their absolute output errors (L, U, d_h + 1; a group's is its heads' sum), the static kernels' energy tails 1 - sum_{i<=r} s_i^2 / sum s_i^2 (L, U, d_h + 1), and
     the orders per layer, {'whitened' | 'svd': [(L, s, R), each (U, ...), per layer]} (decoders: 'whitened', before the rotation)."""
     tv: np.ndarray
     out: np.ndarray
@@ -37,6 +37,7 @@ class Calibration:
     static_tail: np.ndarray
     orders: dict
     group_size: int = 1
+    abs_out: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple: return self.tv.shape[:2]
@@ -59,7 +60,7 @@ def calibrate(adapter: HeadAdapter, batch) -> Calibration:
     device, H, dh = next(adapter.model.parameters()).device, adapter.n_heads, adapter.d_head
     G = H if kind == "encoder" else adapter.n_kv_heads
     per_unit = lambda a: a.reshape(G, H // G, *a.shape[1:]).mean(1)                  # (H, ...) -> (G, ...): a group's mean
-    tv, out, energy, tail, orders = [], [], [], [], {"whitened": []} if kind == "decoder" else {"whitened": [], "svd": []}
+    tv, out, energy, tail, orders, absolute = [], [], [], [], {"whitened": []} if kind == "decoder" else {"whitened": [], "svd": []}, []
     with cpu_threads(device, 1):
         for l in range(adapter.n_layers):
             lay = adapter.layer(l, T).to(device)
@@ -69,12 +70,14 @@ def calibrate(adapter: HeadAdapter, batch) -> Calibration:
             proj = project_order(st, white, pre)
             errs = [rank_errors(st, proj, torch.full((H,), r)) for r in range(dh + 1)]
             tv.append(per_unit(torch.stack([e[0] for e in errs], -1).numpy())); out.append(per_unit(torch.stack([e[1] for e in errs], -1).numpy()))
-            energy.append(per_unit(st.energy.double().cpu().numpy()) * (H // G))
+            head_energy = st.energy.double().cpu().numpy()
+            energy.append(per_unit(head_energy) * (H // G))
+            absolute.append(per_unit(torch.stack([x[1] for x in errs], -1).numpy() * head_energy[:, None]) * (H // G))   # the unit's heads' sum
             s2 = static_head_ranks(*lay.kernel_maps())["spectrum"] ** 2
             tail.append(per_unit(np.concatenate([np.ones((H, 1)), 1 - np.cumsum(s2, -1) / s2.sum(-1, keepdims=True)], -1).clip(0, 1)))
             orders["whitened"].append(tuple(t[::H // G].cpu() for t in white))           # one order per unit
             if not pre: orders["svd"].append(tuple(t.cpu() for t in static_order(lay)))
-    return Calibration(np.stack(tv), np.stack(out), np.stack(energy), np.stack(tail), orders, H // G)
+    return Calibration(np.stack(tv), np.stack(out), np.stack(energy), np.stack(tail), orders, H // G, np.stack(absolute))
 
 # %% ../nbs/11_compress.ipynb #971006d7
 def split_lines(lines: list, seed: int = 0) -> tuple:
@@ -100,9 +103,10 @@ def _water_fill(curves: np.ndarray, budget: int) -> np.ndarray:
         if ranks_at(levels[mid]).sum() <= budget: hi = mid
         else: lo = mid + 1
     r = ranks_at(levels[lo])
-    for h in np.argsort(-c[np.arange(len(r)), r], kind="stable"):
-        if r.sum() >= budget: break
-        if r[h] < dh: r[h] += 1
+    while r.sum() < budget and (r < dh).any():                       # leftovers: passes of one each, farthest from the level first
+        for h in np.argsort(-c[np.arange(len(r)), r], kind="stable"):
+            if r.sum() >= budget: break
+            if r[h] < dh: r[h] += 1
     return r
 
 def _greedy(gain_curves: np.ndarray, budget: int) -> np.ndarray:
@@ -126,7 +130,7 @@ def allocate(cal: Calibration, budget: float, how: str, seed: int = 0) -> np.nda
     B = int(round(budget * N * dh))
     if how == "native": r = _water_fill(cal.out.reshape(N, -1), B)
     elif how == "static": r = _water_fill(cal.static_tail.reshape(N, -1), B)
-    elif how == "greedy": r = _greedy((cal.out * cal.energy[..., None]).reshape(N, -1), B)
+    elif how == "greedy": r = _greedy((cal.out * cal.energy[..., None] if cal.abs_out is None else cal.abs_out).reshape(N, -1), B)
     elif how == "shuffled": r = np.random.default_rng(seed).permutation(allocate(cal, budget, "native").ravel())
     else: r = np.full(N, B // N) + (np.arange(N) < B % N)
     return r.reshape(L, H).astype(int)
@@ -137,7 +141,7 @@ def _fold_encoder(adapter, cal, ranks, order, net):
     dh = adapter.d_head
     for l in range(adapter.n_layers):
         lay = adapter.layer(l)                                          # the original maps (the adapter's model is never changed)
-        Lo, s, Ro = (t.double() for t in cal.orders[order][l])
+        Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders[order][l])
         att = net.base_model.encoder.layer[l].attention.self
         for mod, W, b, side in ((att.query, lay.WQ, lay.bQ, "q"), (att.key, lay.WK, lay.bK, "k")):
             Wn, bn = W.clone(), b.clone()                              # (H, d, dh), (H, dh)
@@ -155,7 +159,7 @@ def _fold_decoder(adapter, cal, ranks, net):
     dh, k = adapter.d_head, cal.group_size
     for l in range(adapter.n_layers):
         lay = adapter.layer(l, 1)
-        Lo, s, Ro = (t.double() for t in cal.orders["whitened"][l])
+        Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders["whitened"][l])
         att = net.base_model.layers[l].self_attn
         M = [Lo[g, :, :r] @ torch.diag(s[g, :r]) @ Ro[g, :, :r].T for g, r in enumerate(ranks[l].tolist())]   # (dh, dh) oblique projections
         full = [int(r) >= dh for r in ranks[l]]

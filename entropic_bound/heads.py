@@ -209,10 +209,7 @@ def static_order(layer: LayerHeads):
     "The kernel's own SVD order in head coordinates, I = L diag(s) R^T with L = R_q^-1 U, R = R_k^-1 V from the core C = U diag(s) V^T."
     C, Rq, Rk = kernel_core(*layer.kernel_maps())
     U, s, Vh = torch.linalg.svd(C)
-    L, R = torch.linalg.pinv(Rq) @ U, torch.linalg.pinv(Rk) @ Vh.transpose(-1, -2)
-    if layer.q_norm is not None: L = layer.q_norm[0][:, None] * L           # back to the normalised coordinates q, k
-    if layer.k_norm is not None: R = layer.k_norm[0][:, None] * R
-    return L, s, R
+    return torch.linalg.pinv(Rq) @ U, s, torch.linalg.pinv(Rk) @ Vh.transpose(-1, -2)   # with a q/k norm: in the normalised coordinates already
 
 # %% ../nbs/23_heads.ipynb #6b148acf
 @dataclass

@@ -15,6 +15,7 @@ from .experiment import OnePartExperiment, check_settings
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
 from .compress import ALLOCATIONS, allocate, compress_split, export, fidelity_meter, fold, split_lines
 from .heads import AuditInputError
+from .checkpoints import BertHeads
 
 # %% auto #0
 __all__ = ['TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TABLE6', 'Table6Settings', 'measure_table6', 'summarise_table6',
@@ -52,7 +53,7 @@ def _load(model, device: str):
     return adapter
 
 def _adapter(s: Table6Settings, device: str = "cpu"):
-    "The settings' model, loaded once per process and device (a BERT-family encoder, or AuditInputError)."
+    "The settings' model, loaded once per process and device (a BERT-family encoder or a Llama-family decoder the cut folds into, or AuditInputError)."
     return _load(s.model, device)
 
 def _lines(s: Table6Settings) -> list:
@@ -169,7 +170,9 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     if export_model and (out / "model").exists(): raise AuditInputError("out", f"{out / 'model'} exists: choose another --out")
     try: s = TABLE6.settings("quick", model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets))
     except ValueError as e: raise AuditInputError("budgets", str(e)) from None
-    _lines(s); _adapter(s, device)                                              # bad text or model: one line before anything runs
+    _lines(s)                                                                   # bad text, model or order: one line before anything runs
+    if order == "svd" and not isinstance(_adapter(s, device), BertHeads):
+        raise AuditInputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
     units = TABLE6.measure(s, "main", tuple(range(int(splits))), device, progress)
     result = TABLE6.summarise(s, {"main": units})
     out.mkdir(parents=True, exist_ok=True)

@@ -61,14 +61,18 @@ def test_decoder_refused_in_one_line(tmp_path, capsys):
 
 
 def test_allocations_spend_the_budget_exactly():
-    """Every allocation spends exactly the budget on any calibration, including curves with ties and flat stretches."""
+    """Every allocation spends exactly the budget at every budget from 0 to all directions, on curves with ties and flat stretches
+    (several heads flat at one shared level, one head flat until its last rank)."""
     import numpy as np
     rng = np.random.default_rng(0)
     L, H, dh = 3, 4, 8
-    out = np.sort(rng.random((L, H, dh + 1)), -1)[..., ::-1].copy(); out[..., -1] = 0; out[0, 0] = out[0, 0, 0]   # a flat head
+    out = np.sort(rng.random((L, H, dh + 1)), -1)[..., ::-1].copy(); out[..., -1] = 0
+    out[0, :3, 1:-1] = 0.5                                                       # three heads flat at one shared level
+    out[1, 0, :-1] = 1.0                                                         # one head flat until its last rank
     tail = np.sort(rng.random((L, H, dh + 1)), -1)[..., ::-1].copy(); tail[..., 0] = 1; tail[..., -1] = 0
+    tail[2, :, 2:-1] = 0.25
     cal = compress.Calibration(out, out, rng.random((L, H)) + 0.1, tail, {})
-    for b in (0.05, 0.25, 0.5, 0.9, 1.0):
+    for B in range(0, L * H * dh + 1):
         for a in compress.ALLOCATIONS:
-            r = compress.allocate(cal, b, a)
-            assert r.sum() == round(b * L * H * dh) and r.min() >= 0 and r.max() <= dh, (b, a)
+            r = compress.allocate(cal, B / (L * H * dh), a) if B else np.zeros((L, H), int)
+            assert r.sum() == B and r.min() >= 0 and r.max() <= dh, (B, a, r.sum())

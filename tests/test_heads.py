@@ -122,7 +122,9 @@ def test_random_bert_and_gpt2_folders(tmp_path):
                 transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                          vocab_size=60, initializer_range=0.08),
                 transformers.Qwen2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
-                                         vocab_size=60, initializer_range=0.08)):
+                                         vocab_size=60, initializer_range=0.08),
+                transformers.Qwen3Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                         head_dim=8, vocab_size=60, initializer_range=0.08)):
         # initializer_range 0.2 (not 0.02) so that attention is far from uniform and the ranks are not all 0
         folder = _save_random(tmp_path, cfg)
         ad = checkpoints.load_adapter(folder)
@@ -147,7 +149,7 @@ def test_random_bert_and_gpt2_folders(tmp_path):
             for r in rep.heads[4 * l:4 * l + 4]:
                 h = r["head"]
                 assert r["uniform_tv"] == pytest.approx(curves["native"]["tv"][0, h], rel=1e-5)
-                for order in ("native", "static_order") + (("prerotary",) if ad.family in ("llama", "qwen2") else ()):
+                for order in ("native", "static_order") + (("prerotary",) if ad.family in ("llama", "qwen2", "qwen3") else ()):
                     tv, k = curves[order]["tv"][:, h], r[f"{order}_tv"]
                     assert tv[-1] < 1e-5, (order, l, h)                                  # the full kernel gives the attention back
                     assert tv[k] <= tol and (k == 0 or tv[k - 1] > tol), (cfg.model_type, order, l, h, k, tv)
