@@ -76,9 +76,8 @@ def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_
                 curves[(l, h)] = dict(ranks=c["ranks"], **{f"{o}_{k}": c[o][k][:, i] for o in orders for k in ("tv", "out")})
         bar.update()
     layers = layer_table(adapter); bar.update(); bar.close()
-    lh = adapter.layer(0, T)
     meta = dict(family=adapter.family, n_layers=adapter.n_layers, n_heads=adapter.n_heads, n_kv_heads=adapter.n_kv_heads,
-                d_model=adapter.d_model, d_head=adapter.d_head, rotary=lh.rotary, quantised=quant[0] is not None,
+                d_model=adapter.d_model, d_head=adapter.d_head, rotary="prerotary_tv" in rows[0], quantised=quant[0] is not None,
                 sequences=int(batch.ids.shape[0]), fit_sequences=len(fit), held_sequences=len(held), tokens=int(batch.mask.sum()),
                 lines=batch.n_lines, truncated_lines=batch.n_truncated, position_limit=batch.limit, tol=tol, tol_out=tol_out,
                 seed=seed, energy_fraction=fraction)

@@ -47,7 +47,7 @@ class Calibration:
 def _foldable(adapter: HeadAdapter) -> str:
     "'encoder' or 'decoder' for the families whose cut folds into the weights, else AuditInputError('model')."
     if isinstance(adapter, BertHeads): return "encoder"
-    if isinstance(adapter, LlamaHeads) and adapter.layer(0, 1).q_norm is None: return "decoder"
+    if isinstance(adapter, LlamaHeads) and getattr(adapter._attn(0), "q_norm", None) is None: return "decoder"
     raise AuditInputError("model", f"compress folds the cut into BERT-family encoders and Llama-family decoders without a query-key norm; "
                           f"{adapter.family} is not supported")
 
@@ -279,21 +279,20 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 
     return SplitResult(cal, ranks, fid)
 
 # %% ../nbs/11_compress.ipynb #2f520e18
-def export(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str, out, manifest: dict) -> Path:
-    """Write the folded model as a standard checkpoint folder `out` (`save_pretrained`: config, weights, tokenizer) with
-    `manifest.json` (per-head ranks, budget, allocation, order and whatever `manifest` adds), all or nothing; it loads with
-    `transformers` alone."""
+def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out, manifest: dict) -> Path:
+    """Write `net`, the model `fold` cut to `ranks` in `order`, as a standard checkpoint folder `out` (`save_pretrained`: config,
+    weights, `tokenizer`) with `manifest.json` (per-unit ranks, budget, order and whatever `manifest` adds), all or nothing; it
+    loads with `transformers` alone."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise AuditInputError("out", f"{out} exists and is not an empty folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".compress-", dir=out.parent))
     try:
-        net = fold(adapter, cal, ranks, order)
         if getattr(net, "hf_quantizer", None) is not None:          # loaded from GGUF: the weights are float already, so drop the marker
             net.hf_quantizer = None                                 # that would make save_pretrained refuse them
             if hasattr(net.config, "quantization_config"): del net.config.quantization_config
         net.save_pretrained(stage)
-        adapter.tokenizer.save_pretrained(stage)
+        tokenizer.save_pretrained(stage)
         (L, U), dh = cal.shape, cal.d_head
         info = dict(manifest, order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
                     budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])

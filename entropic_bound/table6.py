@@ -170,7 +170,7 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     if export_model and (out / "model").exists(): raise AuditInputError("out", f"{out / 'model'} exists: choose another --out")
     try: s = TABLE6.settings("quick", model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets))
     except ValueError as e: raise AuditInputError("budgets", str(e)) from None
-    _lines(s)                                                                   # bad text, model or order: one line before anything runs
+    lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
     if order == "svd" and not isinstance(_adapter(s, device), BertHeads):
         raise AuditInputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
     units = TABLE6.measure(s, "main", tuple(range(int(splits))), device, progress)
@@ -180,11 +180,12 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     atomic_write(out / "claims.json", json.dumps([c.record() for c in result.claims], indent=1))
     for stem, fig in result.figures.items(): atomic_write(out / f"{stem}.png", figure_png(fig))
     if export_model:
-        adapter, u0 = _adapter(s, device), units[0]
-        ranks = u0.ranks[(allocation, float(budget))] if (allocation, float(budget)) in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)
-        fit, held = split_lines(_lines(s), 0)
-        fid = fidelity_meter(adapter, held, s.seq_len)(fold(adapter, u0.calibration, ranks, order))
-        export(adapter, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
+        adapter, u0, key = _adapter(s, device), units[0], (allocation, float(budget))
+        ranks = u0.ranks[key] if key in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)
+        held = split_lines(lines, 0)[1]
+        net = fold(adapter, u0.calibration, ranks, order)
+        fid = u0.fidelity[(allocation, order, float(budget))] if (allocation, order, float(budget)) in u0.fidelity else fidelity_meter(adapter, held, s.seq_len)(net)
+        export(net, adapter.tokenizer, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
                split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
         log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions): held-out "
             + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
