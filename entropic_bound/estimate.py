@@ -17,6 +17,7 @@ from .linear import linear_rank_decision
 from .policy import cpu_threads
 from .predict import (qk_rank_decision, min_qk_samples, estimated_attention, log_attention_fit,
                                     observation_noise_edge, fit_spectrum_and_edge, qk_inputs)
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['KINDS', 'RankEstimate', 'real_array', 'estimate', 'load_samples']
@@ -159,7 +160,7 @@ def _identifiability_warnings(kind, shape, value_known: bool, noise_std, rank) -
 # %% ../nbs/10_your_data.ipynb #0f2631f7
 def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     "ValueError naming the argument for a bad `kind`, `noise_std`, `bootstrap`, `fraction` or `min_agreement`."
-    if kind not in KINDS: raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    if kind not in KINDS: raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
     checked_noise_std(noise_std, allow_none=True)
     checked_number(bootstrap, "bootstrap", integer=True, low=0)                       # the number of resamples
     checked_number(fraction, "fraction", low=0, high=1, open_low=True)
@@ -173,10 +174,10 @@ def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: floa
 
 def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement) -> RankEstimate:
     "The body of `estimate`, on one thread."
-    if Y is None: raise ValueError("Y is required: the outputs, shape (n, T, d)")
+    if Y is None: raise InputError("Y is required: the outputs, shape (n, T, d)")
     Y = real_array(Y, "Y", 3)
     if kind != "token-mixing":
-        if X is None: raise ValueError(f"X is required for kind={kind!r}: the inputs, shape (n, T, d)")
+        if X is None: raise InputError(f"X is required for kind={kind!r}: the inputs, shape (n, T, d)")
         X, V = real_array(X, "X", 3), None if V is None else real_array(V, "V", 2)
         qk_inputs(X, Y, V, noise_std)                                           # matching n, T and V's shape, or ValueError
     else: X = V = None
@@ -208,7 +209,7 @@ def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement
 # %% ../nbs/10_your_data.ipynb #840b86f2
 def _read_arrays(path: Path) -> dict:
     "Arrays of one file by name: `.npz`, `.npy` (a single array, returned as Y), `.pt` (a dict of tensors) or `.safetensors`."
-    if not path.is_file(): raise ValueError(f"{path}: no such file")
+    if not path.is_file(): raise InputError(f"{path}: no such file")
     ext = path.suffix.lower()
     try:
         if ext == ".npz":
@@ -217,31 +218,31 @@ def _read_arrays(path: Path) -> dict:
         if ext == ".pt":
             import torch
             obj = torch.load(path, map_location="cpu", weights_only=True)
-            if not isinstance(obj, dict): raise ValueError(f"{path}: a .pt file must hold a dict of tensors; got {type(obj).__name__}")
+            if not isinstance(obj, dict): raise InputError(f"{path}: a .pt file must hold a dict of tensors; got {type(obj).__name__}")
             return dict(obj)
         if ext == ".safetensors":
             try: from safetensors.numpy import load_file
-            except ImportError: raise ValueError(f"{path}: reading .safetensors needs the optional package 'safetensors' (pip install safetensors)") from None
+            except ImportError: raise InputError(f"{path}: reading .safetensors needs the optional package 'safetensors' (pip install safetensors)") from None
             return load_file(str(path))
     except ValueError as e:
         if str(e).startswith(str(path)): raise
-        raise ValueError(f"{path}: cannot read: {e}") from None
-    except Exception as e: raise ValueError(f"{path}: cannot read: {type(e).__name__}: {e}") from None
-    raise ValueError(f"{path}: unknown file type {ext!r}; use .npz, .npy, .pt or .safetensors")
+        raise InputError(f"{path}: cannot read: {e}") from None
+    except Exception as e: raise InputError(f"{path}: cannot read: {type(e).__name__}: {e}") from None
+    raise InputError(f"{path}: unknown file type {ext!r}; use .npz, .npy, .pt or .safetensors")
 
 def load_samples(data, v=None) -> dict:
     "Samples from files -> dict X, Y, V (X and V may be None): `data` one path (.npz/.pt/.safetensors with arrays X, Y, optional V; or a .npy of Y) or two .npy paths (X, Y); `v` an optional file holding V."
     paths = [Path(p) for p in ([data] if isinstance(data, (str, Path)) else data)]
-    if not 1 <= len(paths) <= 2: raise ValueError(f"DATA: give one file, or two .npy files (X then Y); got {len(paths)}")
+    if not 1 <= len(paths) <= 2: raise InputError(f"DATA: give one file, or two .npy files (X then Y); got {len(paths)}")
     if len(paths) == 2:
-        if any(p.suffix.lower() != ".npy" for p in paths): raise ValueError("DATA: two files must both be .npy (X then Y)")
+        if any(p.suffix.lower() != ".npy" for p in paths): raise InputError("DATA: two files must both be .npy (X then Y)")
         arrays = {"X": _read_arrays(paths[0])["Y"], "Y": _read_arrays(paths[1])["Y"]}
     else: arrays = _read_arrays(paths[0])
     unknown = set(arrays) - {"X", "Y", "V"}
-    if unknown: raise ValueError(f"{paths[0]}: unexpected arrays {sorted(unknown)}; expected X, Y and optionally V")
-    if "Y" not in arrays: raise ValueError(f"{paths[0]}: missing array 'Y' (found {sorted(arrays) or 'none'})")
+    if unknown: raise InputError(f"{paths[0]}: unexpected arrays {sorted(unknown)}; expected X, Y and optionally V")
+    if "Y" not in arrays: raise InputError(f"{paths[0]}: missing array 'Y' (found {sorted(arrays) or 'none'})")
     if v is not None:
         vs = _read_arrays(Path(v))
-        if len(vs) != 1 and "V" not in vs: raise ValueError(f"{v}: expected one array, or one named 'V'; found {sorted(vs)}")
+        if len(vs) != 1 and "V" not in vs: raise InputError(f"{v}: expected one array, or one named 'V'; found {sorted(vs)}")
         arrays["V"] = vs["V"] if "V" in vs else next(iter(vs.values()))
     return {k: arrays.get(k) for k in ("X", "Y", "V")}

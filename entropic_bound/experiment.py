@@ -20,6 +20,7 @@ from tqdm import tqdm
 from . import __version__
 from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
 from .policy import cpu_threads, engine_threads, set_worker_threads
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit',
@@ -32,18 +33,18 @@ __all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'PRESETS', 'DEFAU
 def seed_tuple(seeds) -> tuple:
     "`seeds` as a tuple of distinct non-negative ints, or ValueError."
     try: raw = list(seeds); out = tuple(int(s) for s in raw)
-    except (TypeError, ValueError): raise ValueError(f"seeds must be an iterable of integers; got {seeds!r}") from None
-    if not out: raise ValueError("need at least one seed")
+    except (TypeError, ValueError): raise InputError(f"seeds must be an iterable of integers; got {seeds!r}") from None
+    if not out: raise InputError("need at least one seed")
     if any(s < 0 for s in out) or any(float(a) != float(b) for a, b in zip(out, raw)):
-        raise ValueError(f"seeds must be non-negative integers; got {raw}")
-    if len(set(out)) != len(out): raise ValueError(f"seeds must be distinct; got {list(out)}")
+        raise InputError(f"seeds must be non-negative integers; got {raw}")
+    if len(set(out)) != len(out): raise InputError(f"seeds must be distinct; got {list(out)}")
     return out
 
 def check_settings(s, **rules) -> None:
     "Raise ValueError naming the field of settings `s` whose value fails its rule; `rules` maps a field to (predicate, expectation)."
     for name, (ok, expected) in rules.items():
         v = getattr(s, name)
-        if not ok(v): raise ValueError(f"{type(s).__name__}.{name} must be {expected}; got {v!r}")
+        if not ok(v): raise InputError(f"{type(s).__name__}.{name} must be {expected}; got {v!r}")
 
 # %% ../nbs/30_experiment.ipynb #0ad23f74
 @dataclass(frozen=True)
@@ -63,10 +64,10 @@ class Experiment:
 
     def settings(self, preset: str = "quick", **overrides):
         "The validated settings of `preset` with `overrides` applied."
-        if preset not in self.presets: raise ValueError(f"unknown preset {preset!r} for {self.name}; choose from {', '.join(self.presets)}")
+        if preset not in self.presets: raise InputError(f"unknown preset {preset!r} for {self.name}; choose from {', '.join(self.presets)}")
         known = {f.name for f in dataclasses.fields(self.Settings)}
         unknown = sorted(set(overrides) - known)
-        if unknown: raise ValueError(f"unknown settings {unknown} for {self.name}; known: {sorted(known)}")
+        if unknown: raise InputError(f"unknown settings {unknown} for {self.name}; known: {sorted(known)}")
         return self.Settings(**{**self.presets[preset], **overrides})
 
     def parts(self, settings, seeds: tuple) -> dict:
@@ -103,7 +104,7 @@ def units(exp: Experiment, settings, seeds, per_seed: bool = False, groups=None)
 
 def measure_unit(exp: Experiment, settings, unit: Unit, device: str = "cpu", progress=None) -> dict:
     "Measure one unit (on one CPU thread, which the engine raises for its own steps: see `policy.engine_threads`) -> {seed: data}."
-    if unit.experiment != exp.name: raise ValueError(f"unit of {unit.experiment!r} given to {exp.name!r}")
+    if unit.experiment != exp.name: raise InputError(f"unit of {unit.experiment!r} given to {exp.name!r}")
     with cpu_threads(device):
         out = exp.measure(settings, unit.part, unit.seeds, device, progress)
     if set(out) != set(unit.seeds): raise RuntimeError(f"{exp.name}.measure({unit.part!r}) returned seeds {sorted(out)}, expected {list(unit.seeds)}")
@@ -116,7 +117,7 @@ def summarise_units(exp: Experiment, settings, seeds, measured: dict) -> Experim
     for unit, data in measured.items(): merged.setdefault(unit.part, {}).update(data)
     parts = exp.parts(settings, seeds)
     missing = [(p, s) for p, ss in parts.items() for s in ss if s not in merged.get(p, {})]
-    if missing: raise ValueError(f"{exp.name}: units missing for (part, seed) {missing}")
+    if missing: raise InputError(f"{exp.name}: units missing for (part, seed) {missing}")
     return exp.summarise(settings, {p: {s: merged[p][s] for s in ss} for p, ss in parts.items()})
 
 def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", progress=None, per_seed: bool = False) -> ExperimentResult:
@@ -154,7 +155,7 @@ def reference_entry(exp: Experiment, settings, seeds=REFERENCE_SEEDS, device: st
 def load_reference(name: str) -> dict:
     "The stored reference entry of experiment `name` (see `reference_entry`)."
     stored = json.loads((resources.files("entropic_bound") / "data" / REFERENCE_FILE).read_text())
-    if name not in stored["experiments"]: raise ValueError(f"no reference for {name!r}; the reference holds {', '.join(stored['experiments'])}")
+    if name not in stored["experiments"]: raise InputError(f"no reference for {name!r}; the reference holds {', '.join(stored['experiments'])}")
     return stored["experiments"][name]
 
 def check_reference(result, name: str | None = None) -> list:
@@ -187,7 +188,7 @@ def code_identity(module: str) -> str:
         name = todo.pop()
         if name in sources: continue
         spec = importlib.util.find_spec(name)
-        if spec is None or not spec.origin or not spec.origin.endswith(".py"): raise ValueError(f"cannot find the source of module {name!r}")
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"): raise InputError(f"cannot find the source of module {name!r}")
         sources[name] = Path(spec.origin).read_text(encoding="utf-8")
         todo += _package_imports(sources[name])
     digest = hashlib.sha256()
@@ -201,7 +202,7 @@ DEFAULT_SEEDS = {"quick": 3, "paper": 5, "smoke": 2}
 
 def experiment(name: str) -> Experiment:
     "The `Experiment` object registered as `name`."
-    if name not in EXPERIMENTS: raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    if name not in EXPERIMENTS: raise InputError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
     module, attr = EXPERIMENTS[name].split(":")
     return getattr(importlib.import_module(module), attr)
 

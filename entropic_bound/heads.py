@@ -11,26 +11,21 @@ import numpy as np
 import torch
 
 from .spectral import effective_rank, energy_effective_rank, stable_rank, entropy_rank, mp_edge
+from .spectral import InputError
 
 # %% auto #0
-__all__ = ['AuditInputError', 'check_tol', 'split_heads', 'rotate', 'rms_normalise', 'LayerHeads', 'kernel_core',
-           'energy_components', 'static_head_ranks', 'HeadStates', 'head_states', 'whitened_order', 'static_order',
-           'Projection', 'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_core',
+__all__ = ['check_tol', 'split_heads', 'rotate', 'rms_normalise', 'LayerHeads', 'kernel_core', 'energy_components',
+           'static_head_ranks', 'HeadStates', 'head_states', 'whitened_order', 'static_order', 'Projection',
+           'project_order', 'truncated_attention', 'rank_errors', 'bisect_ranks', 'logit_field_core',
            'logit_field_ranks', 'split_sequences', 'grid_step', 'requantisation_noise', 'measure_layer', 'error_curves',
            'matrix_measures']
 
 # %% ../nbs/23_heads.ipynb #239ee4a8
-class AuditInputError(ValueError):
-    "Bad input to the audit: `arg` names the argument (`model`, `text`, `tol`, ...), the message says what is wrong."
-    def __init__(self, arg: str, message: str):
-        self.arg = arg
-        super().__init__(f"{arg}: {message}")
-
 def check_tol(tol, name: str = "tol") -> float:
-    "`tol` as a float in (0, 1), or AuditInputError naming `name`."
+    "`tol` as a float in (0, 1), or InputError naming `name`."
     try: tol = float(tol)
-    except (TypeError, ValueError): raise AuditInputError(name, f"must be a number in (0, 1); got {tol!r}") from None
-    if not 0 < tol < 1: raise AuditInputError(name, f"must lie in (0, 1); got {tol}")
+    except (TypeError, ValueError): raise InputError(name, f"must be a number in (0, 1); got {tol!r}") from None
+    if not 0 < tol < 1: raise InputError(name, f"must lie in (0, 1); got {tol}")
     return tol
 
 # %% ../nbs/23_heads.ipynb #11c4c22e
@@ -72,7 +67,7 @@ class LayerHeads:
 
     def __post_init__(self):
         H, G = self.WQ.shape[0], self.WK.shape[0]
-        if H % G: raise ValueError(f"{H} query heads cannot share {G} key-value heads evenly")
+        if H % G: raise InputError(f"{H} query heads cannot share {G} key-value heads evenly")
     @property
     def n_heads(self) -> int: return self.WQ.shape[0]
     @property
@@ -192,7 +187,7 @@ def whitened_order(st: HeadStates, pre: bool = False, group: torch.Tensor | None
     `pre`: from the queries and keys before the rotation (rotary layers). `group` (H,): one order shared by the query heads of
     each key-value group (query moments summed over the group), repeated per head."""
     q, k = (st.q_pre, st.k_pre) if pre else (st.q, st.k)
-    if q is None: raise ValueError("pre-rotary order asked of a layer without rotary positions")
+    if q is None: raise InputError("pre-rotary order asked of a layer without rotary positions")
     Gq = torch.einsum("nhtd,nhte->hde", q, q)                                # Sigma_q
     Gk = torch.einsum("nhtd,nhte->hde", k, k)                                # Sigma_k
     if group is not None:
@@ -271,7 +266,7 @@ def logit_field_ranks(st: HeadStates) -> np.ndarray:
 
 def split_sequences(n: int, seed: int = 0):
     "Random halves of n sequences: (fit indices, held-out indices), sorted."
-    if n < 2: raise AuditInputError("text", f"need at least 2 sequences for the held-out split; got {n} (give more text or a smaller seq-len)")
+    if n < 2: raise InputError("text", f"need at least 2 sequences for the held-out split; got {n} (give more text or a smaller seq-len)")
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     return perm[0::2].sort().values, perm[1::2].sort().values
 

@@ -14,6 +14,7 @@ import torch
 
 from .tasks import linear_task, attention_mixing
 from .train import seeded_normal, train_batched, rank_mask
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing', 'token_mixing',
@@ -47,11 +48,11 @@ class LadderData:
 def ladder_data(seeds, r_stars, n: int, n_test: int, T: int = 16, d: int = 12, noise_std: float = 0.05,
                 dtype=torch.float32, device="cpu", spectra=None) -> LadderData:
     "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values."
-    if n < 1 or n_test < 2: raise ValueError(f"need n >= 1 and n_test >= 2; got n={n}, n_test={n_test}")
+    if n < 1 or n_test < 2: raise InputError(f"need n >= 1 and n_test >= 2; got n={n}, n_test={n_test}")
     spectra = [None] * len(r_stars) if spectra is None else list(spectra)
-    if len(spectra) != len(r_stars): raise ValueError(f"need one spectrum (or None) per r*; got {len(spectra)} for {len(r_stars)}")
+    if len(spectra) != len(r_stars): raise InputError(f"need one spectrum (or None) per r*; got {len(spectra)} for {len(r_stars)}")
     keys = [(int(s), int(r), sp) for s in seeds for r, sp in zip(r_stars, spectra)]
-    if not keys: raise ValueError("need at least one seed and one r*")
+    if not keys: raise InputError("need at least one seed and one r*")
     tasks = [linear_task(n + n_test, T, d, r, spectrum=sp, noise_std=noise_std, seed=s) for s, r, sp in keys]
     stack = lambda f: torch.stack([f(t) for t in tasks]).to(device=device, dtype=dtype)
     return LadderData(stack(lambda t: t.X[:n]), stack(lambda t: t.Y[:n]), stack(lambda t: t.X[n:]), stack(lambda t: t.Y_clean[n:]),
@@ -70,10 +71,10 @@ def _param_shapes(cls: str, R: int, T: int, d: int, ffn: int, positional: bool) 
               "B1c": dict(K=(d, d), V=(d, d)),
               "B2": dict(Wq=(d, R), Wk=(d, R), V=(d, d)),
               "B3": dict(Wq=(d, R), Wk=(d, R), Wv=(d, d), W1=(d, ffn), b1=(ffn,), W2=(ffn, d), Wo=(d, d))}
-    if cls not in shapes: raise ValueError(f"unknown class {cls!r}; use one of {LADDER}")
+    if cls not in shapes: raise InputError(f"unknown class {cls!r}; use one of {LADDER}")
     out = dict(shapes[cls])
     if positional:                      # B1+pos: a positional mixing PQᵀ; B2+pos: positional logits L; B3+pos: an embedding E
-        if cls not in _POSITIONAL: raise ValueError(f"a positional variant is defined for {tuple(_POSITIONAL)} only")
+        if cls not in _POSITIONAL: raise InputError(f"a positional variant is defined for {tuple(_POSITIONAL)} only")
         out.update(_POSITIONAL[cls](T, d))
     return out
 
@@ -205,7 +206,7 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     params = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     rk = torch.as_tensor([int(r) for rs in ranks for r in rs], device=data.X.device)
     if rk.shape[0] != len(init_scales) * M or (rk < 0).any() or (rk > R).any():
-        raise ValueError(f"need one rank list of length {M} (values in 0..{R}; 0: no kernel) per init scale")
+        raise InputError(f"need one rank list of length {M} (values in 0..{R}; 0: no kernel) per init scale")
     X, Y = data.X.repeat(len(init_scales), 1, 1, 1), data.Y.repeat(len(init_scales), 1, 1, 1)
     data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {})
     loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)

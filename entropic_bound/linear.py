@@ -15,6 +15,7 @@ from .spectral import (effective_rank, energy_effective_rank, rank_profile,
                                      wishart_edge)
 from .train import train_batched, seeded_normal, rank_mask
 from .tasks import linear_task
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments', 'task_moments', 'empirical_risk',
@@ -70,9 +71,9 @@ class SecondMoments:
 def second_moments(X, Y) -> SecondMoments:
     "Second moments of samples `X`, `Y` (..., n, T, d); leading dims index data sets."
     X, Y = torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(Y, dtype=torch.float64)
-    if X.shape != Y.shape or X.dim() < 3: raise ValueError(f"X and Y must share a shape (..., n, T, d); got {tuple(X.shape)} and {tuple(Y.shape)}")
+    if X.shape != Y.shape or X.dim() < 3: raise InputError(f"X and Y must share a shape (..., n, T, d); got {tuple(X.shape)} and {tuple(Y.shape)}")
     n, T, d = X.shape[-3:]
-    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()): raise ValueError("X or Y contains NaN or inf")
+    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()): raise InputError("X or Y contains NaN or inf")
     R = torch.einsum('...ntj,...nsa->...tsaj', Y, X).reshape(*X.shape[:-3], T * T, d * d) / n   # R[(t,s),(a,j)]
     H = torch.einsum('...nsa,...nxc->...sxac', X, X).reshape(*X.shape[:-3], T * T, d * d) / n   # H[(s,x),(a,c)]
     return SecondMoments(R, H, Y.pow(2).sum((-2, -1)).mean(-1), n, T, d)
@@ -136,7 +137,7 @@ def train_rank_sweep(m: SecondMoments, ranks, seeds, init_scale: float = 0.1, lr
                      rtol: float = 1e-7, optimizer: str = "gd", progress=None):
     "Train A = PQᵀ (rank r per model) and V by `optimizer` ('gd' or 'adam') on moments `m` (S, ...) for every group × `ranks` -> A (S, M, T, T), V (S, M, d, d), TrainResult."
     S, T, d, ranks = m.R.shape[0], m.T, m.d, [int(r) for r in ranks]
-    if m.R.dim() != 3 or len(seeds) != S: raise ValueError(f"need moments with one group dim and one seed per group; got R {tuple(m.R.shape)}, {len(seeds)} seeds")
+    if m.R.dim() != 3 or len(seeds) != S: raise InputError(f"need moments with one group dim and one seed per group; got R {tuple(m.R.shape)}, {len(seeds)} seeds")
     M, r_max, dev = len(ranks), max(ranks), m.R.device
     ids = _group_ids(seeds, ranks)
     init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=1)[..., :r_max],
@@ -157,7 +158,7 @@ def model_dof(T: int, d: int, r: int) -> int:
 
 def residual_noise_std(train_loss, n: int, T: int, d: int, dof: int):
     "σ̂ from the mean training loss with residual degrees of freedom: sqrt(n L̂ / (nTd − dof))."
-    if n * T * d <= dof: raise ValueError(f"need n*T*d > dof; got n*T*d={n * T * d}, dof={dof}")
+    if n * T * d <= dof: raise InputError(f"need n*T*d > dof; got n*T*d={n * T * d}, dof={dof}")
     return torch.sqrt(torch.as_tensor(train_loss, dtype=torch.float64) * n / (n * T * d - dof))
 
 def operator_noise_std(noise_std, n: int, V) -> torch.Tensor:

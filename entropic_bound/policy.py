@@ -8,6 +8,7 @@ import os
 from contextlib import contextmanager
 
 import torch
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads', 'set_worker_threads', 'tune_allocator']
@@ -55,7 +56,7 @@ def engine_threads() -> int:
 def set_engine_threads(n: int | None = None) -> int | None:
     "Let `train_batched` run its steps on `n` CPU threads from now on (None: every core this process may use); returns the previous setting."
     global _ENGINE_THREADS
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1): raise ValueError(f"n must be a positive integer or None; got {n!r}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1): raise InputError(f"n must be a positive integer or None; got {n!r}")
     before, _ENGINE_THREADS = _ENGINE_THREADS, n
     return before
 

@@ -17,6 +17,7 @@ from .spectral import InsufficientDataError, energy_effective_rank
 from .tasks import attention_mixing
 
 from .policy import cpu_threads                      # one BLAS thread for small dense solves
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
@@ -46,7 +47,7 @@ def nearest_kronecker(R: np.ndarray, d: int, q: int):
     "Factors A (d, d), B (q, q) of the Kronecker product nearest to the Gram H whose rearrangement is `R` (d·d, q·q), R[(a,a'),(k,k')] = H[(a,k),(a',k')]."
     w, U = np.linalg.eigh(R @ R.T)                          # leading left singular vector of R
     s = math.sqrt(max(w[-1], 0.0))
-    if s == 0: raise ValueError("the design's Gram matrix is zero: the inputs carry no information")
+    if s == 0: raise InputError("the design's Gram matrix is zero: the inputs carry no information")
     u = U[:, -1]
     A, B = u.reshape(d, d) * math.sqrt(s), (R.T @ u / s).reshape(q, q) * math.sqrt(s)
     if np.trace(A) < 0: A, B = -A, -B
@@ -225,13 +226,13 @@ from .spectral import RankDecision, power_of_two_scale, as_float64_array, checke
 def qk_inputs(X, Y, V, noise_std=None):
     "Validate and convert the inputs of `predict_qk_rank`: X (n, T, d), Y (n, T, d_v), V (d, d_v) or None, `noise_std` finite >= 0 or None."
     X, Y = as_float64_array(X, "X", shape="(n, T, d)"), as_float64_array(Y, "Y", shape="(n, T, d_v)")
-    if X.ndim != 3: raise ValueError(f"X must have shape (n, T, d); got {X.shape}")
-    if Y.ndim != 3: raise ValueError(f"Y must have shape (n, T, d_v); got {Y.shape}")
-    if X.shape[0] != Y.shape[0]: raise ValueError(f"X and Y have different numbers of samples n: {X.shape[0]} vs {Y.shape[0]}")
-    if X.shape[1] != Y.shape[1]: raise ValueError(f"X and Y have different sequence lengths T: {X.shape[1]} vs {Y.shape[1]}")
+    if X.ndim != 3: raise InputError(f"X must have shape (n, T, d); got {X.shape}")
+    if Y.ndim != 3: raise InputError(f"Y must have shape (n, T, d_v); got {Y.shape}")
+    if X.shape[0] != Y.shape[0]: raise InputError(f"X and Y have different numbers of samples n: {X.shape[0]} vs {Y.shape[0]}")
+    if X.shape[1] != Y.shape[1]: raise InputError(f"X and Y have different sequence lengths T: {X.shape[1]} vs {Y.shape[1]}")
     if V is not None:
         V = as_float64_array(V, "V", shape="(d, d_v)")
-        if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
+        if V.shape != (X.shape[2], Y.shape[2]): raise InputError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
     checked_noise_std(noise_std, allow_none=True)
     return X, Y, V
 
@@ -277,10 +278,10 @@ def _attention_inputs(X, Y, V):
     "X (n, T, d), Y (n, T, d_v), V (d, d_v) as float64 arrays, or ValueError naming the one that is wrongly shaped or not finite."
     X, Y, V = (np.asarray(a, dtype=np.float64) for a in (X, Y, V))
     for a, name, shape, nd in ((X, "X", "(n, T, d)", 3), (Y, "Y", "(n, T, d_v)", 3), (V, "V", "(d, d_v)", 2)):
-        if a.ndim != nd: raise ValueError(f"{name} must have shape {shape}; got {a.shape}")
-        if not np.isfinite(a).all(): raise ValueError(f"{name} has non-finite entries")
-    if X.shape[:2] != Y.shape[:2]: raise ValueError(f"X and Y must share (n, T); got {X.shape[:2]} and {Y.shape[:2]}")
-    if V.shape != (X.shape[2], Y.shape[2]): raise ValueError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
+        if a.ndim != nd: raise InputError(f"{name} must have shape {shape}; got {a.shape}")
+        if not np.isfinite(a).all(): raise InputError(f"{name} has non-finite entries")
+    if X.shape[:2] != Y.shape[:2]: raise InputError(f"X and Y must share (n, T); got {X.shape[:2]} and {Y.shape[:2]}")
+    if V.shape != (X.shape[2], Y.shape[2]): raise InputError(f"V must have shape (d, d_v) = {(X.shape[2], Y.shape[2])}; got {V.shape}")
     return X, Y, V
 
 def _min_norm_attention(W: np.ndarray, Y: np.ndarray, rtol: float) -> np.ndarray:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SPREADS', 'Claim', 'claim_over_seeds', 'fraction_resolution', 'assert_claims',
@@ -40,16 +41,16 @@ class Claim:
     setting: str | None = None      # why the `paper` figure follows from a setting chosen to match it (None: it is reproduced)
 
     def __post_init__(self):
-        if self.direction not in ("<=", ">=", "within"): raise ValueError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
-        if (self.direction == "within") != (self.target is not None): raise ValueError(f"claim {self.id}: a target is given exactly when direction is 'within'")
+        if self.direction not in ("<=", ">=", "within"): raise InputError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
+        if (self.direction == "within") != (self.target is not None): raise InputError(f"claim {self.id}: a target is given exactly when direction is 'within'")
         if not all(math.isfinite(v) for v in (self.measured, self.threshold, self.resolution, 0.0 if self.target is None else self.target)):
-            raise ValueError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}), resolution and target must be finite")
-        if self.resolution < 0: raise ValueError(f"claim {self.id}: resolution must be >= 0; got {self.resolution}")
-        if self.kind not in KINDS: raise ValueError(f"claim {self.id}: kind must be one of {KINDS}; got {self.kind!r}")
+            raise InputError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}), resolution and target must be finite")
+        if self.resolution < 0: raise InputError(f"claim {self.id}: resolution must be >= 0; got {self.resolution}")
+        if self.kind not in KINDS: raise InputError(f"claim {self.id}: kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "empirical") != (self.control is not None):
-            raise ValueError(f"claim {self.id}: an empirical claim needs a negative control, and only an empirical claim has one")
+            raise InputError(f"claim {self.id}: an empirical claim needs a negative control, and only an empirical claim has one")
         if (self.kind == "empirical") != bool(self.removes):
-            raise ValueError(f"claim {self.id}: an empirical claim names the one ingredient its control removes (`removes`), and only it does")
+            raise InputError(f"claim {self.id}: an empirical claim names the one ingredient its control removes (`removes`), and only it does")
 
     @property
     def holds(self) -> bool:
@@ -122,12 +123,12 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
                      differs: str | None = None, setting: str | None = None) -> Claim:
     "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion, and `removes` the one ingredient it takes away."
     v = np.asarray(values, dtype=np.float64).ravel()
-    if v.size == 0: raise ValueError(f"claim {id}: no values")
+    if v.size == 0: raise InputError(f"claim {id}: no values")
     ctl = None
     if control is not None:
         c_statement, c_values = control
         cv = np.asarray(c_values, dtype=np.float64).ravel()
-        if cv.size == 0: raise ValueError(f"claim {id}: no control values")
+        if cv.size == 0: raise InputError(f"claim {id}: no control values")
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
                     None, None if target is None else float(target), "consistency", resolution=float(resolution))
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
@@ -165,7 +166,7 @@ def _fmt(v, digits: int = 4) -> str:
 
 def markdown_table(rows: Sequence[dict], digits: int = 4) -> str:
     "Render `rows` (dicts sharing keys) as a Markdown table."
-    if not rows: raise ValueError("no rows to render")
+    if not rows: raise InputError("no rows to render")
     keys = list(rows[0])
     lines = ["| " + " | ".join(keys) + " |", "|" + "|".join("---" for _ in keys) + "|"]
     lines += ["| " + " | ".join(_fmt(r[k], digits) for k in keys) + " |" for r in rows]
@@ -173,7 +174,7 @@ def markdown_table(rows: Sequence[dict], digits: int = 4) -> str:
 
 def csv_table(rows: Sequence[dict], digits: int = 6) -> str:
     "Render `rows` as CSV text."
-    if not rows: raise ValueError("no rows to render")
+    if not rows: raise InputError("no rows to render")
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     w.writeheader()

@@ -15,6 +15,7 @@ from .report import markdown_table, count_claims, STRAWMAN_SPREADS
 from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, 
                                        experiment_config, figure_png, reusable_record, run_experiments)
 from .policy import engine_threads
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['NOTES_HEADING', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'summary_markdown', 'default_jobs',
@@ -143,7 +144,7 @@ def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=
               progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
               seeds_per_unit: int | None = None) -> list:
     "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker)."
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise ValueError(f"jobs must be a positive integer or None; got {jobs!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise InputError(f"jobs must be a positive integer or None; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = list(EXPERIMENTS) if not only else list(only)

@@ -13,18 +13,27 @@ import torch
 from scipy import integrate, optimize
 
 # %% auto #0
-__all__ = ['METHODS', 'TW1_QUANTILES', 'InsufficientDataError', 'InputTypeError', 'as_float64_array', 'checked_number',
-           'singular_values', 'entropy_rank', 'effective_rank', 'energy_effective_rank', 'stable_rank',
-           'gavish_donoho_lambda', 'marchenko_pastur_median', 'gavish_donoho_omega', 'checked_noise_std', 'noise_edge',
-           'rank_threshold', 'numerical_rank', 'wishart_edge', 'corrected_effective_rank', 'rank_profile',
+__all__ = ['METHODS', 'TW1_QUANTILES', 'InputError', 'InsufficientDataError', 'InputTypeError', 'as_float64_array',
+           'checked_number', 'singular_values', 'entropy_rank', 'effective_rank', 'energy_effective_rank',
+           'stable_rank', 'gavish_donoho_lambda', 'marchenko_pastur_median', 'gavish_donoho_omega', 'checked_noise_std',
+           'noise_edge', 'rank_threshold', 'numerical_rank', 'wishart_edge', 'corrected_effective_rank', 'rank_profile',
            'power_of_two_scale', 'RankDecision', 'mp_noise_std', 'mp_edge', 'spike_count', 'mp_softrank']
 
 # %% ../nbs/03_spectral.ipynb #631ea81a
+class InputError(ValueError):
+    """Bad input — the library's one error for it, raised where the input is first checked (a validator, a loader, a setting, a command-line
+    argument): `InputError(message)`, or `InputError(arg, message)` when the raiser knows which argument is wrong (`arg` is then
+    `model`, `text`, `tol`, `budget`, `out`, …, and the message reads `"arg: message"`). A `ValueError`, so code that catches
+    `ValueError` for bad input keeps working; the command line turns it into one line and exit status 2."""
+    def __init__(self, *args):
+        self.arg = args[0] if len(args) == 2 else None
+        super().__init__(f"{args[0]}: {args[1]}" if len(args) == 2 else (args[0] if args else ""))
+
 class InsufficientDataError(ValueError):
     "The data cannot determine the answer — too few samples, a singular design, no residual degrees of freedom — as opposed to bad input: callers that can say \"not enough data\" catch this class, never an error message."
 
-class InputTypeError(TypeError, ValueError):
-    "An argument of the wrong kind (missing, text, complex, not a number): a `TypeError`, and a `ValueError` as well, so that code catching `ValueError` for bad input keeps working (numpy's `AxisError` is likewise two errors in one)."
+class InputTypeError(TypeError, InputError):
+    "The `InputError` for an argument of the wrong kind (missing, text, complex, not a number): also a `TypeError`, as Python's convention for a wrong kind asks (numpy's `AxisError` is likewise two errors in one)."
 
 def _shown(x) -> str:
     "`x` for an error message: its repr, cut short, and its type."
@@ -32,7 +41,7 @@ def _shown(x) -> str:
     return f"{r if len(r) <= 60 else r[:57] + '...'} ({type(x).__name__})"
 
 def as_float64_array(a, name: str = "M", ndim: int | None = None, min_ndim: int = 0, shape: str = "") -> np.ndarray:
-    "`a` (numpy array, torch tensor or nested list of real numbers) as a float64 ndarray, or an error naming `name`: `InputTypeError` if it is missing, text, complex or not numeric; `ValueError` if it does not have `ndim` dimensions (or at least `min_ndim`; `shape` says which), is empty, or holds NaN or inf."
+    "`a` (numpy array, torch tensor or nested list of real numbers) as a float64 ndarray, or an error naming `name`: `InputTypeError` if it is missing, text, complex or not numeric; `InputError` if it does not have `ndim` dimensions (or at least `min_ndim`; `shape` says which), is empty, or holds NaN or inf."
     want = f"a real numeric array{' ' + shape if shape else ''}"
     if a is None: raise InputTypeError(f"{name} is missing (None); expected {want}")
     if isinstance(a, (str, bytes)): raise InputTypeError(f"{name} must be {want}; got {_shown(a)}")
@@ -41,17 +50,17 @@ def as_float64_array(a, name: str = "M", ndim: int | None = None, min_ndim: int 
         a = a.detach().to("cpu", torch.float64).numpy()
     else:
         try: a = np.asarray(a)
-        except (TypeError, ValueError) as e: raise ValueError(f"{name} must be {want}: {e}") from None   # ragged nested lists
+        except (TypeError, ValueError) as e: raise InputError(f"{name} must be {want}: {e}") from None   # ragged nested lists
         if a.dtype.kind == "c": raise InputTypeError(f"{name} is complex ({a.dtype}); expected real numbers: pass the real part, or the magnitude, explicitly")
         if a.dtype.kind not in "biuf": raise InputTypeError(f"{name} must be {want}; got an array of dtype {a.dtype}")
         a = a.astype(np.float64, copy=False)
-    if ndim is not None and a.ndim != ndim: raise ValueError(f"{name} must have {ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
-    if a.ndim < min_ndim: raise ValueError(f"{name} must have at least {min_ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if ndim is not None and a.ndim != ndim: raise InputError(f"{name} must have {ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
+    if a.ndim < min_ndim: raise InputError(f"{name} must have at least {min_ndim} dimensions{', shape ' + shape if shape else ''}; got shape {tuple(a.shape)}")
     if a.size == 0:
         sizes = [s.strip() for s in shape.strip("()").split(",")] if shape.startswith("(") and "..." not in shape else []
         need = [f"{s} >= 1" for s, k in zip(sizes, a.shape) if k == 0] if len(sizes) == a.ndim else []
-        raise ValueError(f"{name} is empty (shape {tuple(a.shape)}){'; needs ' + ' and '.join(need) if need else ''}")
-    if not np.isfinite(a).all(): raise ValueError(f"{name} contains NaN or inf")
+        raise InputError(f"{name} is empty (shape {tuple(a.shape)}){'; needs ' + ' and '.join(need) if need else ''}")
+    if not np.isfinite(a).all(): raise InputError(f"{name} contains NaN or inf")
     return a
 
 def checked_number(x, name: str, integer: bool = False, low=None, high=None, open_low: bool = False, open_high: bool = False):
@@ -64,7 +73,7 @@ def checked_number(x, name: str, integer: bool = False, low=None, high=None, ope
     if not ok or isinstance(x, (bool, np.bool_)): raise InputTypeError(f"{name} must be {what}; got {_shown(x)}")
     x = int(x) if integer else float(x)
     if not math.isfinite(x) or (low is not None and (x <= low if open_low else x < low)) or (high is not None and (x >= high if open_high else x > high)):
-        raise ValueError(f"{name} must be {what}; got {x}")
+        raise InputError(f"{name} must be {what}; got {x}")
     return x
 
 def _validated(M, name: str = "M"):
@@ -93,7 +102,7 @@ def _svd(M):
 def _normalised(s, measure: str):
     "Singular values `s` (..., q) divided by the largest; raise for a zero matrix."
     top = s[..., :1]
-    if (top <= 0).any(): raise ValueError(f"{measure} is undefined for a zero matrix (all singular values are 0)")
+    if (top <= 0).any(): raise InputError(f"{measure} is undefined for a zero matrix (all singular values are 0)")
     return s / top
 
 def entropy_rank(w):
@@ -122,14 +131,14 @@ def stable_rank(M):
 def gavish_donoho_lambda(beta: float) -> float:
     "Optimal hard-threshold coefficient $\\lambda^*(\\beta)$ for known noise (Gavish & Donoho 2014), $0<\\beta\\le1$."
     beta = checked_number(beta, "beta")
-    if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
+    if not 0 < beta <= 1: raise InputError(f"beta must lie in (0, 1]; got {beta}")
     return math.sqrt(2 * (beta + 1) + 8 * beta / ((beta + 1) + math.sqrt(beta**2 + 14 * beta + 1)))
 
 @lru_cache(maxsize=256)
 def marchenko_pastur_median(beta: float) -> float:
     "Median of the Marchenko–Pastur law with ratio $0<\\beta\\le1$ and unit variance."
     beta = checked_number(beta, "beta")
-    if not 0 < beta <= 1: raise ValueError(f"beta must lie in (0, 1]; got {beta}")
+    if not 0 < beta <= 1: raise InputError(f"beta must lie in (0, 1]; got {beta}")
     lo, hi = (1 - math.sqrt(beta))**2, (1 + math.sqrt(beta))**2
     density = lambda x: math.sqrt(max((hi - x) * (x - lo), 0.0)) / (2 * math.pi * beta * x)
     cdf = lambda x: integrate.quad(density, lo, x, limit=200)[0]
@@ -147,7 +156,7 @@ def checked_noise_std(noise_std, allow_none: bool = False, per_matrix: bool = Fa
         raise InputTypeError("noise_std is missing (None); expected a finite number >= 0 (the std of the noise entries)")
     if per_matrix and not isinstance(noise_std, (str, bytes)) and np.ndim(noise_std) > 0:
         sigma = as_float64_array(noise_std, "noise_std")
-        if (sigma < 0).any(): raise ValueError(f"noise_std must be >= 0; got {np.min(sigma)} among its values")
+        if (sigma < 0).any(): raise InputError(f"noise_std must be >= 0; got {np.min(sigma)} among its values")
         return sigma
     return checked_number(noise_std, "noise_std", low=0)
 
@@ -161,15 +170,15 @@ METHODS = ("tol", "mp", "gavish_donoho")
 def rank_threshold(s, shape, method: str = "tol", noise_std: float | None = None, tol: float | None = None):
     "Threshold `(...)` for singular values `s` `(..., q)` of matrices of `shape` (m, n) under rule `method`; `tol` (with `method` 'tol') is an absolute threshold."
     m, n = shape
-    if not isinstance(method, str) or method not in METHODS: raise ValueError(f"unknown method {method!r}: method must be 'tol', 'mp' or 'gavish_donoho'")
+    if not isinstance(method, str) or method not in METHODS: raise InputError(f"unknown method {method!r}: method must be 'tol', 'mp' or 'gavish_donoho'")
     if method == "tol" and noise_std is not None:
-        raise ValueError("noise_std is not used by method='tol' (the threshold σ₁·max(m, n)·eps, or tol); pass method='mp' or 'gavish_donoho' to threshold at the noise")
+        raise InputError("noise_std is not used by method='tol' (the threshold σ₁·max(m, n)·eps, or tol); pass method='mp' or 'gavish_donoho' to threshold at the noise")
     if tol is not None:
-        if method != "tol": raise ValueError(f"tol is an absolute threshold and replaces the rule: use it with method='tol', not {method!r}")
+        if method != "tol": raise InputError(f"tol is an absolute threshold and replaces the rule: use it with method='tol', not {method!r}")
         return np.broadcast_to(np.float64(checked_number(tol, "tol", low=0)), s.shape[:-1])
     if method == "tol": return s[..., 0] * max(m, n) * np.finfo(np.float64).eps
     if method == "mp":
-        if noise_std is None: raise ValueError("method='mp' needs noise_std (the std of the noise entries)")
+        if noise_std is None: raise InputError("method='mp' needs noise_std (the std of the noise entries)")
         return np.broadcast_to(np.float64(noise_edge(m, n, noise_std)), s.shape[:-1])
     beta = min(m, n) / max(m, n)                                             # gavish_donoho
     if noise_std is not None:
@@ -193,10 +202,10 @@ TW1_QUANTILES = {0.90: 0.4501, 0.95: 0.9793, 0.99: 2.0234}  # Tracy–Widom (bet
 def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) -> float:
     "Eigenvalue of a `p`-dim sample covariance of `N` noise vectors (variance `noise_var`) exceeded with prob. 1-`level` (Johnstone 2001)."
     p, N = checked_number(p, "p", integer=True), checked_number(N, "N", integer=True)
-    if p < 1: raise ValueError(f"need p >= 1; got p={p}")
+    if p < 1: raise InputError(f"need p >= 1; got p={p}")
     if N < 2: raise InsufficientDataError(f"need N >= 2 vectors for a sample covariance; got N={N}")
     noise_var = checked_number(noise_var, "noise_var", low=0)
-    if not isinstance(level, numbers.Real) or level not in TW1_QUANTILES: raise ValueError(f"level must be one of {sorted(TW1_QUANTILES)}; got {level}")
+    if not isinstance(level, numbers.Real) or level not in TW1_QUANTILES: raise InputError(f"level must be one of {sorted(TW1_QUANTILES)}; got {level}")
     a, b = math.sqrt(N - 1), math.sqrt(p)
     mu, scale = (a + b) ** 2, (a + b) * (1 / a + 1 / b) ** (1 / 3)
     return noise_var * (mu + scale * TW1_QUANTILES[level]) / N
@@ -204,7 +213,7 @@ def wishart_edge(p: int, N: int, noise_var: float = 1.0, level: float = 0.99) ->
 # %% ../nbs/03_spectral.ipynb #bf16de23
 def corrected_effective_rank(M, noise_std: float | None = None, kind: str = "shannon", method: str = "mp"):
     "Effective rank (`kind` 'shannon' or 'energy') of `M` `(..., m, n)` after dropping singular values at or below the `method` noise threshold; 0 if none survive."
-    if not isinstance(kind, str) or kind not in ("shannon", "energy"): raise ValueError(f"kind must be 'shannon' or 'energy'; got {kind!r}")
+    if not isinstance(kind, str) or kind not in ("shannon", "energy"): raise InputError(f"kind must be 'shannon' or 'energy'; got {kind!r}")
     s, shape, device = _svd(M)
     return _like(_corrected(s, shape, noise_std, kind, method), device)
 
@@ -230,7 +239,7 @@ def rank_profile(M, noise_std=None, rel_tol: float | None = None, spectrum: bool
     if noise_std is not None:
         sigma = checked_noise_std(noise_std, per_matrix=True)
         try: edge = np.broadcast_to(sigma * (math.sqrt(shape[0]) + math.sqrt(shape[1])), s.shape[:-1])   # MP bulk edge per matrix
-        except ValueError: raise ValueError(f"noise_std must be one number or one per matrix, shape {s.shape[:-1]}; got shape {np.shape(sigma)}") from None
+        except ValueError: raise InputError(f"noise_std must be one number or one per matrix, shape {s.shape[:-1]}; got shape {np.shape(sigma)}") from None
         keep = s > edge[..., None]
         out.update(edge=edge, numerical_mp=keep.sum(-1).astype(np.int64), shannon_mp=_masked_entropy_rank(s, keep, "shannon"),
                    energy_mp=_masked_entropy_rank(s, keep, "energy"), stable_mp=np.where(keep, s**2, 0.0).sum(-1) / s[..., 0]**2)

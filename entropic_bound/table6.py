@@ -14,7 +14,7 @@ import numpy as np
 from .experiment import OnePartExperiment, check_settings
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
 from .compress import ALLOCATIONS, allocate, compress_split, export, fidelity_meter, fold, split_lines
-from .heads import AuditInputError
+from .spectral import InputError
 from .checkpoints import BertHeads
 
 # %% auto #0
@@ -53,7 +53,7 @@ def _load(model, device: str):
     return adapter
 
 def _adapter(s: Table6Settings, device: str = "cpu"):
-    "The settings' model, loaded once per process and device (a BERT-family encoder or a Llama-family decoder the cut folds into, or AuditInputError)."
+    "The settings' model, loaded once per process and device (a BERT-family encoder or a Llama-family decoder the cut folds into, or InputError)."
     return _load(s.model, device)
 
 def _lines(s: Table6Settings) -> list:
@@ -161,18 +161,18 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     to `out` (table6.csv, table6.md, claims.json, the figures), and, with `export_model`, the model compressed at `budget` by
     `allocation` in `order` (calibrated on split 0) as a checkpoint folder `out/model` with `manifest.json`."""
     from entropic_bound.experiment import atomic_write, figure_png
-    if not 0 < float(budget) <= 1: raise AuditInputError("budget", f"must lie in (0, 1]; got {budget}")
-    if allocation not in ALLOCATIONS: raise AuditInputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
-    if order not in ("whitened", "svd"): raise AuditInputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
-    if int(splits) < 2: raise AuditInputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
+    if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
+    if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
+    if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
+    if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
     out = Path(out)
-    if out.exists() and not out.is_dir(): raise AuditInputError("out", f"{out} exists and is not a folder")
-    if export_model and (out / "model").exists(): raise AuditInputError("out", f"{out / 'model'} exists: choose another --out")
+    if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
+    if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
     try: s = TABLE6.settings("quick", model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets))
-    except ValueError as e: raise AuditInputError("budgets", str(e)) from None
+    except ValueError as e: raise InputError("budgets", str(e)) from None
     lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
     if order == "svd" and not isinstance(_adapter(s, device), BertHeads):
-        raise AuditInputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
+        raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
     units = TABLE6.measure(s, "main", tuple(range(int(splits))), device, progress)
     result = TABLE6.summarise(s, {"main": units})
     out.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import math
 
 import torch
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention',
@@ -23,7 +24,7 @@ def _checked_sizes(**sizes) -> list:
 def _checked_spectrum(spectrum, r_star: int) -> torch.Tensor:
     "`spectrum` as `r_star` finite positive float64 values, or an error naming spectrum."
     s = as_float64_array(spectrum, "spectrum", ndim=1, shape=f"of {r_star} singular values")
-    if s.shape != (r_star,) or (s <= 0).any(): raise ValueError(f"spectrum must be {r_star} finite positive values; got {s.tolist()}")
+    if s.shape != (r_star,) or (s <= 0).any(): raise InputError(f"spectrum must be {r_star} finite positive values; got {s.tolist()}")
     return torch.as_tensor(s)
 
 def checked_device(device) -> torch.device:
@@ -31,8 +32,8 @@ def checked_device(device) -> torch.device:
     try: dev = torch.device(device)
     except (TypeError, RuntimeError, ValueError): raise InputTypeError(f"device must be a torch device such as 'cpu' or 'cuda'; got {device!r}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={str(device)!r}, but this torch ({torch.__version__}) sees no CUDA device; use device='cpu'")
-    if dev.type not in ("cpu", "cuda"): raise ValueError(f"device must be 'cpu' or 'cuda'; got {str(device)!r}")
+        raise InputError(f"device={str(device)!r}, but this torch ({torch.__version__}) sees no CUDA device; use device='cpu'")
+    if dev.type not in ("cpu", "cuda"): raise InputError(f"device must be 'cpu' or 'cuda'; got {str(device)!r}")
     return dev
 
 
@@ -62,7 +63,7 @@ def linear_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, spectrum=None
                 seed: int = 0, device="cpu") -> LinearTask:
     "Draw `n` samples of $Y=A^*XV^*+E$ with rank(A*)=`r_star` and singular values `spectrum` (default linspace(1, 0.7, r*))."
     n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
-    if r_star > min(T, d): raise ValueError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
+    if r_star > min(T, d): raise InputError(f"r_star must lie in 1..min(T, d)={min(T, d)}; got {r_star}")
     noise_std, seed, device = checked_noise_std(noise_std), checked_number(seed, "seed", integer=True), checked_device(device)
     s = torch.linspace(1.0, 0.7, r_star, dtype=torch.float64) if spectrum is None else _checked_spectrum(spectrum, r_star)
     gen = torch.Generator().manual_seed(int(seed))
@@ -89,7 +90,7 @@ def attention_mixing(X, K, kind) -> torch.Tensor:
         return torch.where(s.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
     if kind == "linear": return L / T
     if kind == "softmax": return torch.softmax(L / math.sqrt(d), dim=-1)
-    raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+    raise InputError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
 
 def linear_attention(X, K, V) -> torch.Tensor:
     "Linear attention $\\frac1T (XKX^\\top) X V$: `X` (..., T, d), `K` (..., d, d), `V` (..., d, d_v) -> (..., T, d_v)."
@@ -121,10 +122,10 @@ class AttentionTask:
 def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str = "softmax", noise_std: float = 0.05,
                    kernel_scale: float | None = None, d_v: int | None = None, seed: int = 0, device="cpu", spectrum=None) -> AttentionTask:
     "Draw `n` samples from an attention teacher (`kind` 'linear' or 'softmax') with a rank-`r_star` kernel of scale `kernel_scale`: flat, or with singular values `kernel_scale`·`spectrum`."
-    if not isinstance(kind, str) or kind not in ATTENTION: raise ValueError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
+    if not isinstance(kind, str) or kind not in ATTENTION: raise InputError(f"kind must be 'linear' or 'softmax'; got {kind!r}")
     n, T, d, r_star = _checked_sizes(n=n, T=T, d=d, r_star=r_star)
     d_v = d if d_v is None else checked_number(d_v, "d_v", integer=True, low=1)
-    if r_star > d: raise ValueError(f"r_star must lie in 1..d={d}; got {r_star}")
+    if r_star > d: raise InputError(f"r_star must lie in 1..d={d}; got {r_star}")
     noise_std, seed, device = checked_noise_std(noise_std), checked_number(seed, "seed", integer=True), checked_device(device)
     c = (3.0 if kind == "softmax" else 1.0) if kernel_scale is None else checked_number(kernel_scale, "kernel_scale", low=0, open_low=True)
     gen = torch.Generator().manual_seed(int(seed))

@@ -11,6 +11,7 @@ import torch
 from tqdm import tqdm
 
 from .policy import cpu_threads, engine_threads
+from .spectral import InputError
 
 # %% auto #0
 __all__ = ['COMPACT_BELOW', 'seeded_normal', 'rank_mask', 'TrainResult', 'train_batched']
@@ -49,7 +50,7 @@ class TrainResult:
 class _Optimizer:
     "Adam or plain gradient descent on a dict of batched parameters, written out with exactly the arithmetic of torch.optim.Adam / SGD (so the models are the same), whose rows (models) can be dropped."
     def __init__(self, name: str, params: dict, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        if name not in ("adam", "gd"): raise ValueError(f"unknown optimizer {name!r}; use 'adam' or 'gd'")
+        if name not in ("adam", "gd"): raise InputError(f"unknown optimizer {name!r}; use 'adam' or 'gd'")
         self.name, self.lr, (self.b1, self.b2), self.eps, self.t = name, lr, betas, eps, 0
         self.m = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
         self.v = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
@@ -79,12 +80,12 @@ COMPACT_BELOW = 0.75   # shed converged models once at most this share of the ba
 
 def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
     "Validated settings, then detached copies of `params` {name: (B, ...)} that share one leading batch size with `data`."
-    if steps < 1: raise ValueError(f"steps must be >= 1; got {steps}")
-    if lr <= 0: raise ValueError(f"lr must be > 0; got {lr}")
+    if steps < 1: raise InputError(f"steps must be >= 1; got {steps}")
+    if lr <= 0: raise InputError(f"lr must be > 0; got {lr}")
     full = {k: v.detach().clone() for k, v in params.items()}
     B = next(iter(full.values())).shape[0]
     if any(v.shape[0] != B for v in full.values()) or (data is not None and any(v.shape[0] != B for v in data.values())):
-        raise ValueError("every parameter (and every data tensor) needs the same leading batch size")
+        raise InputError("every parameter (and every data tensor) needs the same leading batch size")
     return full
 
 def _converged(cur, last, active, rtol, atol):
@@ -122,7 +123,7 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
     with cpu_threads(device, engine_threads()):          # the steps on every core the engine may use
         for step in range(1, steps + 1):
             loss = loss_fn(p) if data is None else loss_fn(p, d)
-            if loss.shape != (len(rows),): raise ValueError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
+            if loss.shape != (len(rows),): raise InputError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
             grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
             opt.step(p, grads, None if active.all() else ~active)
             if step % check_every == 0 or step == steps:

