@@ -21,8 +21,7 @@ from .checkpoints import (HeadAdapter, TokenBatch, attention_inputs, default_tex
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures',
-           'write_audit', 'audit']
+__all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures']
 
 # %% ../nbs/09_real_heads.ipynb #56022a8c
 def layer_table(adapter: HeadAdapter) -> list[dict]:
@@ -196,42 +195,3 @@ def heads_figures(report: HeadsReport) -> dict:
     if report.curves: axs[0][0].legend(fontsize=6)
     f3.tight_layout()
     return {"static_vs_native.png": f1, "layer_head_map.png": f2, "error_curves.png": f3}
-
-# %% ../nbs/09_real_heads.ipynb #d6758bfe
-def write_audit(report: HeadsReport, out, model_name: str, text_name: str, notes=()) -> list[Path]:
-    "Write heads.csv, layers.csv, summary.md and the figures into `out`, all or nothing (staged in a temporary folder)."
-    import matplotlib.pyplot as plt
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
-    try:
-        _write_csv(report.heads, stage / "heads.csv"); _write_csv(report.layers, stage / "layers.csv")
-        (stage / "summary.md").write_text(summary_markdown(report, model_name, text_name, notes), encoding="utf-8")
-        for name, fig in heads_figures(report).items():
-            fig.savefig(stage / name, dpi=110); plt.close(fig)
-        out.mkdir(exist_ok=True)
-        written = []
-        for p in sorted(stage.iterdir()): os.replace(p, out / p.name); written.append(out / p.name)
-        return written
-    finally: shutil.rmtree(stage, ignore_errors=True)
-
-# %% ../nbs/09_real_heads.ipynb #4426b909
-def audit(model=None, text=None, out="audit", device: str = "cpu", tol: float = 0.05, tol_out: float | None = None, seq_len: int = 128,
-          max_sequences: int | None = None, seed: int = 0, n_curves: int = 4, progress: bool = True, log=print, tokenizer=None) -> HeadsReport:
-    """Audit `model` (a checkpoint folder, a .gguf file, a shipped name or a cached hub name; default: the shipped MiniLM) on the text
-    file `text` (default: the shipped text) into `out`; `tokenizer` overrides the checkpoint's own."""
-    tol = check_tol(tol); tol_out = tol if tol_out is None else check_tol(tol_out, "tol-out")
-    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"): raise InputError("device", f"must be cpu or cuda; got {device!r}")
-    if str(device).startswith("cuda") and not torch.cuda.is_available(): raise InputError("device", "cuda is not available on this machine")
-    if Path(out).exists() and not Path(out).is_dir(): raise InputError("out", f"{out} exists and is not a folder")
-    if max_sequences is not None and max_sequences < 2: raise InputError("max-sequences", f"must be >= 2; got {max_sequences}")
-    text_path = default_text_path() if text is None else Path(text)
-    lines = read_text(text_path)
-    adapter = load_adapter(model, device, tokenizer=tokenizer)
-    batch = encode_text(adapter, lines, seq_len)
-    if max_sequences is not None and batch.ids.shape[0] > max_sequences: batch = batch.head(max_sequences)
-    notes = [f"{batch.n_truncated} lines longer than the model's {batch.limit} token positions were truncated"] if batch.n_truncated else []
-    for n in notes: log(f"entropic-bound audit: note: {n}")
-    report = audit_heads(adapter, batch, tol, tol_out, seed, n_curves=n_curves, progress=progress)
-    write_audit(report, out, adapter.name, "default text (shipped)" if text is None else text_path.name, notes)
-    return report

@@ -150,9 +150,9 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
 
 def audit_command(a) -> int:
     "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input."
-    from entropic_bound.audit import audit
+    from entropic_bound.audit_run import run_audit
     try:
-        audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
+        run_audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
               log=lambda s: print(s, file=sys.stderr), tokenizer=a.tokenizer)
     except ImportError as e: return _error("audit", e)
     print(f"entropic-bound audit: wrote heads.csv, layers.csv, summary.md and figures to {a.out}")

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import ast, hashlib, importlib, importlib.util, io, json, os, tempfile, time
+import ast, hashlib, importlib, importlib.util, io, json, os, pickle, tempfile, time
 from importlib import resources
 from pathlib import Path
 from typing import Iterator
@@ -23,11 +23,12 @@ from .policy import cpu_threads, engine_threads, set_worker_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'PRESETS', 'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit',
-           'Experiment', 'OnePartExperiment', 'units', 'measure_unit', 'summarise_units', 'run', 'result_cells',
-           'reference_entry', 'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'experiment',
-           'plain', 'experiment_config', 'config_key', 'atomic_write', 'figure_png', 'reusable_record', 'write_record',
-           'Job', 'InProcess', 'ProcessPool', 'run_experiments']
+__all__ = ['RECORDS_VARIABLE', 'REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'BEYOND', 'SHELVES', 'PRESETS',
+           'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment', 'units',
+           'measure_unit', 'summarise_units', 'run', 'records_folder', 'result_cells', 'reference_entry',
+           'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'shelf', 'experiment', 'plain',
+           'settings_config', 'experiment_config', 'config_key', 'atomic_write', 'figure_png', 'reusable_record',
+           'save_units', 'reusable_units', 'write_record', 'Job', 'InProcess', 'ProcessPool', 'run_experiments']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -61,6 +62,7 @@ class Experiment:
     title: ClassVar[str]
     Settings: ClassVar[type]
     presets: ClassVar[dict] = {"quick": {}, "paper": {}}
+    table_file: ClassVar[str | None] = None        # the file its rows are written to (default: `<name>.csv`)
 
     def settings(self, preset: str = "quick", **overrides):
         "The validated settings of `preset` with `overrides` applied."
@@ -87,8 +89,8 @@ class Experiment:
 # %% ../nbs/30_experiment.ipynb #624e17ff
 class OnePartExperiment(Experiment):
     "An experiment of one part from two functions: `measure(settings, seeds, device, progress)` -> {seed: data} and `summarise(settings, {seed: data})`."
-    def __init__(self, name: str, section: str, title: str, Settings: type, presets: dict, measure, summarise):
-        self.name, self.section, self.title, self.Settings, self.presets = name, section, title, Settings, presets
+    def __init__(self, name: str, section: str, title: str, Settings: type, presets: dict, measure, summarise, table_file: str | None = None):
+        self.name, self.section, self.title, self.Settings, self.presets, self.table_file = name, section, title, Settings, presets, table_file
         self._measure, self._summarise = measure, summarise
 
     def measure(self, settings, part, seeds, device="cpu", progress=None): return self._measure(settings, seeds, device, progress)
@@ -120,11 +122,26 @@ def summarise_units(exp: Experiment, settings, seeds, measured: dict) -> Experim
     if missing: raise InputError(f"{exp.name}: units missing for (part, seed) {missing}")
     return exp.summarise(settings, {p: {s: merged[p][s] for s in ss} for p, ss in parts.items()})
 
-def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", progress=None, per_seed: bool = False) -> ExperimentResult:
-    "Run `exp` in this process: measure every unit, then summarise (settings default: the quick preset)."
+def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", progress=None, per_seed: bool = False,
+        records=None) -> ExperimentResult:
+    """Run `exp` in this process: measure every unit, then summarise (settings default: the quick preset). With `records` (a folder, e.g.
+    the `--out` of `entropic-bound reproduce`, or `records_folder()`), units that a run of the same settings, seeds, device and code kept
+    there are summarised instead of measured again, and units measured here are kept there."""
     settings = exp.settings("quick") if settings is None else settings
-    return summarise_units(exp, settings, seeds, {u: measure_unit(exp, settings, u, device, progress)
-                                                  for u in units(exp, settings, seeds, per_seed)})
+    config = None if records is None else settings_config(exp.name, settings, seed_tuple(seeds), device)
+    measured = None if config is None else reusable_units(records, config)
+    if measured is not None: print(f"{exp.name}: summarising the units measured under {records} (same settings, seeds, device and code)")
+    else:
+        measured = {u: measure_unit(exp, settings, u, device, progress) for u in units(exp, settings, seeds, per_seed)}
+        if config is not None: save_units(records, config, measured)
+    return summarise_units(exp, settings, seeds, measured)
+
+RECORDS_VARIABLE = "ENTROPIC_BOUND_RECORDS"
+
+def records_folder() -> Path | None:
+    "The folder named by the environment variable `ENTROPIC_BOUND_RECORDS` (where the experiment pages reuse the units a run kept, e.g. `results` after `entropic-bound reproduce --out results`), or None: measure afresh."
+    value = os.environ.get(RECORDS_VARIABLE, "").strip()
+    return Path(value) if value else None
 
 # %% ../nbs/30_experiment.ipynb #fee1d92a
 REFERENCE_FILE = "reference_quick.json"      # in entropic_bound/data: the quick preset, seeds 0, 1, 2
@@ -196,7 +213,15 @@ def code_identity(module: str) -> str:
     return digest.hexdigest()[:16]
 
 # %% ../nbs/30_experiment.ipynb #2001a33d
-EXPERIMENTS = {f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)}
+EXPERIMENTS = {**{f"table{i}": f"entropic_bound.table{i}:TABLE{i}" for i in range(1, 6)},        # the one registry: name -> module:object
+               "audit": "entropic_bound.audit_run:AUDIT", "table6": "entropic_bound.table6:TABLE6"}
+BEYOND = ("audit", "table6")                  # the shelf beyond the paper (real checkpoints, extra [models]); every other entry is the paper's
+SHELVES = ("paper", "beyond", "all")
+
+def shelf(which: str = "paper") -> list:
+    "The registered experiments on shelf `which`: 'paper' (Tables 1–5), 'beyond' (the audit and Table 6 of a real checkpoint) or 'all', in registry order."
+    if which not in SHELVES: raise InputError("shelf", f"must be one of {', '.join(SHELVES)}; got {which!r}")
+    return [n for n in EXPERIMENTS if which == "all" or (n in BEYOND) == (which == "beyond")]
 PRESETS = ("quick", "paper", "smoke")
 DEFAULT_SEEDS = {"quick": 3, "paper": 5, "smoke": 2}
 
@@ -218,15 +243,18 @@ def plain(x):
     if isinstance(x, (np.bool_,)): return bool(x)
     return x
 
-def experiment_config(name: str, preset: str, seeds, device: str) -> dict:
-    "The full configuration of one experiment run: its validated settings, seeds, device, the library version and the identity of its code (`code_identity`)."
-    settings = experiment(name).settings(preset)
+def settings_config(name: str, settings, seeds, device: str, preset: str | None = None) -> dict:
+    "The full configuration of one run of experiment `name` with `settings`: the settings, seeds, device, the library version and the identity of its code (`code_identity`); `preset` is recorded for the reader."
     return plain(dict(experiment=name, preset=preset, settings=dataclasses.asdict(settings), seeds=list(seeds), device=device, version=__version__,
                       code=code_identity(EXPERIMENTS[name].split(":")[0])))
 
+def experiment_config(name: str, preset: str, seeds, device: str, overrides: dict | None = None) -> dict:
+    "The configuration of experiment `name` at `preset` with settings `overrides` (see `settings_config`)."
+    return settings_config(name, experiment(name).settings(preset, **(overrides or {})), seeds, device, preset)
+
 def config_key(config: dict) -> str:
-    "Short stable hash of a configuration."
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    "Short stable hash of a configuration — of what the numbers depend on: the preset's name is left out, its settings are in."
+    return hashlib.sha256(json.dumps({k: v for k, v in config.items() if k != "preset"}, sort_keys=True).encode()).hexdigest()[:16]
 
 def _umask() -> int:
     "The process's file-creation mask (read by setting it and putting it back)."
@@ -259,14 +287,31 @@ def reusable_record(name: str, out: Path, config: dict) -> dict | None:
         return record | dict(reused=True)
     return None
 
-def write_record(out: Path, config: dict, result: ExperimentResult, seconds: float, unit_counts=None) -> dict:
-    "Write `<name>.csv`, the figures and (last) the record of a summarised experiment under `out`; return the record."
+def _units_path(out, name: str) -> Path: return Path(out) / ".records" / f"{name}.units.pkl"
+
+def save_units(out, config: dict, measured: dict) -> None:
+    "Keep the measured units {Unit: {seed: data}} of a run under `out/.records`, keyed by the run's configuration, so that a later summary (a notebook, the export of `compress`) reuses them instead of measuring again."
+    (Path(out) / ".records").mkdir(parents=True, exist_ok=True)
+    atomic_write(_units_path(out, config["experiment"]), pickle.dumps(dict(key=config_key(config), units=measured)))
+
+def reusable_units(out, config: dict) -> dict | None:
+    "The measured units that `save_units` kept under `out` for exactly `config` (same settings, seeds, device and code), else None (missing, another configuration, or unreadable)."
+    path = _units_path(out, config["experiment"])
+    if not path.is_file(): return None
+    try: stored = pickle.loads(path.read_bytes())
+    except Exception: return None                                      # a partial or foreign file: measure again
+    return stored["units"] if isinstance(stored, dict) and stored.get("key") == config_key(config) else None
+
+def write_record(out: Path, config: dict, result: ExperimentResult, seconds: float, unit_counts=None, measured: dict | None = None) -> dict:
+    "Write the table (`<name>.csv`, or the experiment's own `table_file`), its other files, the figures, the measured units (`save_units`, when given) and (last) the record of a summarised experiment under `out`; return the record."
     import matplotlib.pyplot as plt
     out, name = Path(out), config["experiment"]
-    exp, files = experiment(name), [f"{name}.csv"]
-    atomic_write(out / f"{name}.csv", csv_table(result.rows))
+    exp = experiment(name); table = exp.table_file or f"{name}.csv"; files = [table]
+    atomic_write(out / table, csv_table(result.rows))
+    for file, data in result.files.items(): atomic_write(out / file, data); files.append(file)
     for stem, fig in result.figures.items():
         atomic_write(out / f"{stem}.png", figure_png(fig)); files.append(f"{stem}.png"); plt.close(fig)
+    if measured is not None: save_units(out, config, measured)
     record = dict(key=config_key(config), config=config, name=name, section=exp.section, title=exp.title, rows=plain(result.rows),
                   claims=[c.record() for c in result.claims], extra=plain(result.extra), files=files, seconds=seconds, reused=False)
     if unit_counts is not None: record["units"] = unit_counts
@@ -332,15 +377,17 @@ class _Pending:
     seconds: float = 0.0
 
 def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu", backend=None,
-                    force: bool = False, progress: bool | None = None) -> list:
-    "Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures and record under `out`; returns the records in the order of `names`."
-    out, seeds, backend = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend
+                    force: bool = False, progress: bool | None = None, overrides: dict | None = None) -> list:
+    "Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures, measured units and record under `out`; `overrides` {name: {setting: value}} changes settings of the preset; returns the records in the order of `names`."
+    out, seeds, backend, overrides = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend, overrides or {}
+    unknown = sorted(set(overrides) - set(names))
+    if unknown: raise InputError(f"settings overrides for experiments that are not run: {unknown}")
     (out / ".records").mkdir(parents=True, exist_ok=True)
     records, pending = {}, {}
     for name in names:
-        config = experiment_config(name, preset, seeds, device)
+        config = experiment_config(name, preset, seeds, device, overrides.get(name))
         if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
-        exp = experiment(name); settings = exp.settings(preset)
+        exp = experiment(name); settings = exp.settings(preset, **overrides.get(name, {}))
         pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
     jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
     with tqdm(total=len(jobs), desc="units", disable=None if progress is None else not progress) as bar:
@@ -351,5 +398,5 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
                 t0 = time.perf_counter()
                 result = summarise_units(p.exp, p.settings, seeds, p.measured)
                 counts = None if backend.unit_counts is None else backend.unit_counts.get(job.name)
-                records[job.name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts)
+                records[job.name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts, p.measured)
     return [records[n] for n in names]

@@ -184,12 +184,13 @@ def csv_table(rows: Sequence[dict], digits: int = 6) -> str:
 # %% ../nbs/22_report.ipynb #36d0fc4f
 @dataclass
 class ExperimentResult:
-    "What a section's table function returns: `rows` (list of dicts), `claims` (list of Claim), `figures` {stem: Figure}, `extra` data."
+    "What a section's table function returns: `rows` (list of dicts), `claims` (list of Claim), `figures` {stem: Figure}, `extra` data, and `files` {file name: text or bytes} an experiment writes beside its table (the audit's layers.csv and summary.md)."
     name: str
     rows: list
     claims: list = field(default_factory=list)
     figures: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
 
     def markdown(self, digits: int = 4) -> str:
         "The table as Markdown."

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import __version__
 from .report import markdown_table, count_claims, STRAWMAN_SPREADS
-from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, InProcess, ProcessPool, atomic_write, 
+from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, shelf, InProcess, ProcessPool, atomic_write, 
                                        experiment_config, figure_png, reusable_record, run_experiments)
 from .policy import engine_threads
 from .spectral import InputError
@@ -129,7 +129,7 @@ def backend_for(out, jobs: int, scheduler=None, scheduler_timeout: float = 10.0,
 def latest_records(out, preset: str = "quick", seeds=None) -> list | None:
     "The records of every experiment under `out` made by this code with `preset` and `seeds` (default: the preset's), in registry order; None if any is missing or stale."
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
-    records = [reusable_record(name, Path(out), experiment_config(name, preset, seeds, "cpu")) for name in EXPERIMENTS]
+    records = [reusable_record(name, Path(out), experiment_config(name, preset, seeds, "cpu")) for name in shelf("paper")]
     return None if any(r is None for r in records) else records
 
 def write_figure1(out, records: list) -> None:
@@ -142,12 +142,12 @@ def write_figure1(out, records: list) -> None:
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
               progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
-              seeds_per_unit: int | None = None) -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker)."
+              seeds_per_unit: int | None = None, shelf_name: str = "paper") -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker); `shelf_name`: the experiments run when `only` is not given — 'paper' (Tables 1–5, the default), 'beyond' (the audit and Table 6 of the shipped MiniLM, extra [models]) or 'all'."
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise InputError(f"jobs must be a positive integer or None; got {jobs!r}")
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
-    names = list(EXPERIMENTS) if not only else list(only)
+    names = shelf(shelf_name) if not only else list(only)
     jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
     with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
         records = run_experiments(names, out, preset, seeds, device, backend, force, progress)

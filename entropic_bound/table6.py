@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .experiment import OnePartExperiment, check_settings
+from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
 from .compress import ALLOCATIONS, allocate, compress_split, export, fidelity_meter, fold, split_lines
 from .spectral import InputError
@@ -148,7 +148,7 @@ def summarise_table6(s: Table6Settings, units: dict) -> ExperimentResult:
     "Table 6's rows (fidelity per budget, allocation and order), the `t6.*` claims, the figures, and the ranks per split."
     rows = _rows(s, units)
     extra = dict(ranks={x: {f"{a}@{b:g}": u.ranks[(a, b)].tolist() for (a, b) in u.ranks} for x, u in units.items()})
-    return ExperimentResult("table6", rows, _claims(s, units), _figures(s, rows, units), extra)
+    return ExperimentResult("table6", rows, _claims(s, units), _figures(s, rows, units), extra, files={"table6.md": markdown_table(rows)})
 
 TABLE6 = OnePartExperiment("table6", "beyond", "Table 6 — compressing attention heads by native rank at equal budget", Table6Settings, TABLE6_PRESETS,
                            measure_table6, summarise_table6)
@@ -156,11 +156,13 @@ TABLE6 = OnePartExperiment("table6", "beyond", "Table 6 — compressing attentio
 # %% ../nbs/36_table6.ipynb #ee687501
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
-                 log=print) -> ExperimentResult:
-    """`entropic-bound compress`: Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits, written
-    to `out` (table6.csv, table6.md, claims.json, the figures), and, with `export_model`, the model compressed at `budget` by
-    `allocation` in `order` (calibrated on split 0) as a checkpoint folder `out/model` with `manifest.json`."""
-    from entropic_bound.experiment import atomic_write, figure_png
+                 log=print, force: bool = False) -> ExperimentResult:
+    """`entropic-bound compress`: run Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits
+    through the experiment runner (`run_experiments`: table6.csv, table6.md, the figures and the record in `out`, reused when `out`
+    holds the same run and `force` is not set), write claims.json, and, with `export_model`, export the model compressed at `budget`
+    by `allocation` in `order` (calibrated on split 0, from the units the runner kept) as a checkpoint folder `out/model` with
+    `manifest.json`."""
+    from entropic_bound.experiment import atomic_write
     if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
     if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
@@ -168,17 +170,18 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     out = Path(out)
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
-    try: s = TABLE6.settings("quick", model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets))
+    overrides, seeds = dict(model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets)), tuple(range(int(splits)))
+    try: s = TABLE6.settings("quick", **overrides)
     except ValueError as e: raise InputError("budgets", str(e)) from None
     lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
     if order == "svd" and not isinstance(_adapter(s, device), BertHeads):
         raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
-    units = TABLE6.measure(s, "main", tuple(range(int(splits))), device, progress)
-    result = TABLE6.summarise(s, {"main": units})
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "table6.csv", csv_table(result.rows)); atomic_write(out / "table6.md", markdown_table(result.rows))
-    atomic_write(out / "claims.json", json.dumps([c.record() for c in result.claims], indent=1))
-    for stem, fig in result.figures.items(): atomic_write(out / f"{stem}.png", figure_png(fig))
+    record, = run_experiments(["table6"], out, "quick", seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
+    if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
+    measured = reusable_units(out, experiment_config("table6", "quick", seeds, device, overrides))
+    result = summarise_units(TABLE6, s, seeds, measured)
+    atomic_write(out / "claims.json", json.dumps(record["claims"], indent=1))
+    units = {x: data for part in measured.values() for x, data in part.items()}
     if export_model:
         adapter, u0, key = _adapter(s, device), units[0], (allocation, float(budget))
         ranks = u0.ranks[key] if key in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from entropic_bound import __version__
-from entropic_bound.experiment import EXPERIMENTS, REFERENCE_FILE, REFERENCE_SEEDS, experiment, reference_entry
+from entropic_bound.experiment import shelf, REFERENCE_FILE, REFERENCE_SEEDS, experiment, reference_entry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ def main(names=None) -> int:
     path = ROOT / "entropic_bound" / "data" / REFERENCE_FILE
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     entries = {}
-    for name in names or EXPERIMENTS:
+    for name in names or shelf("paper"):
         exp = experiment(name)
         print(f"{name}: running the quick preset on seeds {REFERENCE_SEEDS} together and one by one", flush=True)
         entries[name] = reference_entry(exp, exp.settings("quick"), REFERENCE_SEEDS)

@@ -19,12 +19,12 @@ distributed = pytest.importorskip("distributed", reason="needs the [cluster] ext
 
 from entropic_bound.cli import main  # noqa: E402
 from entropic_bound.cluster import ClusterError, DaskBackend, dask_backend  # noqa: E402
-from entropic_bound.experiment import EXPERIMENTS, experiment, units  # noqa: E402
+from entropic_bound.experiment import shelf, experiment, units  # noqa: E402
 from entropic_bound.reproduce import reproduce  # noqa: E402
 
 WAIT = 120                                   # seconds: the longest any wait of this file may take
 SEEDS = [0, 1]
-FILES = [f"{name}.csv" for name in EXPERIMENTS] + ["claims.json", "summary.md"]
+FILES = [f"{name}.csv" for name in shelf("paper")] + ["claims.json", "summary.md"]
 KILL_SEEDS = list(range(6))                  # Table 4 for the kill tests: six units of about a second each
 CLI = [sys.executable, "-c", "import sys; from entropic_bound.cli import main; sys.exit(main(sys.argv[1:]))"]
 
@@ -72,7 +72,7 @@ def test_cluster_run_equals_in_process_run(cluster, in_process, tmp_path):
     reproduce(out, "smoke", seeds=SEEDS, progress=False, scheduler=c.scheduler_address)
     for f in FILES:
         assert (out / f).read_bytes() == (in_process / f).read_bytes(), f"{f} differs between the cluster and the in-process run"
-    for name in EXPERIMENTS:
+    for name in shelf("paper"):
         exp = experiment(name)
         expected = len(units(exp, exp.settings("smoke"), SEEDS, groups=DaskBackend(cluster[1], tmp_path).seed_groups(SEEDS)))
         assert len(_recorded(out, name)) == expected, name

@@ -26,7 +26,7 @@ import torch
 from entropic_bound.experiment import run
 from entropic_bound.linear import excess_risk, task_moments, train_rank_sweep
 from entropic_bound.predict import softmax_route_ranks
-from entropic_bound.experiment import EXPERIMENTS, experiment
+from entropic_bound.experiment import shelf, experiment
 from entropic_bound.spectral import rank_profile
 from entropic_bound.tasks import attention_task, linear_task
 from entropic_bound.train import seeded_normal
@@ -84,7 +84,7 @@ def _flat(rows) -> dict:
     return {(i, k): float(v) for i, r in enumerate(rows) for k, v in r.items() if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)}
 
 
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
+@pytest.mark.parametrize("name", list(shelf("paper")))
 def test_table_on_device_matches_cpu(name):
     exp = experiment(name)
     s = exp.settings("quick", **TINY[name])

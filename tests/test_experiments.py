@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiment import run, units
-from entropic_bound.experiment import EXPERIMENTS, experiment
+from entropic_bound.experiment import shelf, experiment
 from entropic_bound.report import ROUNDOFF
 
 TINY = {
@@ -34,7 +34,7 @@ def _same(a, b, path="result"):
         else: np.testing.assert_allclose(x, y, rtol=ROUNDOFF, atol=0, equal_nan=True, err_msg=path)
 
 
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
+@pytest.mark.parametrize("name", list(shelf("paper")))
 def test_per_seed_units_equal_batched(name):
     exp = experiment(name)
     s = exp.settings("quick", **TINY[name])
@@ -44,7 +44,7 @@ def test_per_seed_units_equal_batched(name):
     _same([c.record() for c in together.claims], [c.record() for c in apart.claims], "claims")
 
 
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
+@pytest.mark.parametrize("name", list(shelf("paper")))
 def test_settings_are_validated(name):
     exp = experiment(name)
     with pytest.raises(ValueError, match="unknown settings"):
@@ -54,3 +54,49 @@ def test_settings_are_validated(name):
     field = {"table1": "n", "table2": "n", "table3": "n", "table4": "r_stars", "table5": "n"}[name]
     with pytest.raises(ValueError, match=f"Settings.{field} must be"):
         exp.settings("quick", **{field: 0 if field == "n" else ()})
+
+
+def test_one_registry_two_shelves():
+    from entropic_bound.experiment import EXPERIMENTS
+    from entropic_bound.spectral import InputError
+    assert shelf("paper") == [f"table{i}" for i in range(1, 6)]
+    assert shelf("beyond") == ["audit", "table6"]
+    assert shelf("all") == list(EXPERIMENTS) and set(shelf("all")) == set(shelf("paper")) | set(shelf("beyond"))
+    for name in shelf("beyond"): assert experiment(name).name == name        # importable without transformers: loading is lazy
+    with pytest.raises(InputError, match="shelf"): shelf("nowhere")
+
+
+def test_settings_overrides_name_the_run(tmp_path):
+    from entropic_bound.experiment import config_key, experiment_config, run_experiments
+    from entropic_bound.spectral import InputError
+    base = experiment_config("table1", "quick", (0,), "cpu")
+    other = experiment_config("table1", "quick", (0,), "cpu", dict(n=32))
+    assert base["settings"]["n"] != 32 and other["settings"]["n"] == 32 and config_key(base) != config_key(other)
+    assert config_key(base) == config_key(base | dict(preset=None))           # the key is the settings', not the preset's name
+    with pytest.raises(InputError, match="not run"):
+        run_experiments(["table1"], tmp_path, overrides=dict(table2=dict(n=32)))
+
+
+def test_run_reuses_the_units_a_run_kept(tmp_path, monkeypatch):
+    import entropic_bound.experiment as ex
+    exp = experiment("table1"); s = exp.settings("quick", **TINY["table1"])
+    first = run(exp, s, seeds=(0,), progress=False, records=tmp_path)
+    assert (tmp_path / ".records" / "table1.units.pkl").is_file()
+    calls = []
+    real = ex.measure_unit
+    monkeypatch.setattr(ex, "measure_unit", lambda *a, **k: calls.append(a) or real(*a, **k))
+    again = run(exp, s, seeds=(0,), progress=False, records=tmp_path)
+    assert calls == [] and again.rows == first.rows                           # summarised from the kept units: nothing measured
+    run(exp, exp.settings("quick", **{**TINY["table1"], "n": 40}), seeds=(0,), progress=False, records=tmp_path)
+    assert len(calls) == 1                                                     # other settings: measured again
+    (tmp_path / ".records" / "table1.units.pkl").write_bytes(b"not a pickle")
+    run(exp, s, seeds=(0,), progress=False, records=tmp_path)
+    assert len(calls) == 2                                                     # an unreadable file is measured again, not an error
+
+
+def test_records_folder_reads_the_environment(monkeypatch, tmp_path):
+    from entropic_bound.experiment import RECORDS_VARIABLE, records_folder
+    monkeypatch.delenv(RECORDS_VARIABLE, raising=False)
+    assert records_folder() is None
+    monkeypatch.setenv(RECORDS_VARIABLE, str(tmp_path))
+    assert records_folder() == tmp_path

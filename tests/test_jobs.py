@@ -6,13 +6,13 @@ import json
 import pytest
 
 from entropic_bound.cli import main
-from entropic_bound.experiment import EXPERIMENTS
+from entropic_bound.experiment import shelf
 from entropic_bound.reproduce import default_jobs, reproduce
 from entropic_bound.policy import engine_threads, set_engine_threads
 
 SEEDS = [0, 1]
 JOBS = 2
-FILES = [f"{name}.csv" for name in EXPERIMENTS] + ["claims.json", "summary.md"]
+FILES = [f"{name}.csv" for name in shelf("paper")] + ["claims.json", "summary.md"]
 
 
 @pytest.fixture(scope="module")
@@ -31,19 +31,19 @@ def test_jobs_run_equals_one_process_run(one_process, tmp_path):
     for f in FILES:
         assert (out / f).read_bytes() == (one_process / f).read_bytes(), f"{f} differs between --jobs {JOBS} and one process"
     assert claims == json.loads((one_process / "claims.json").read_text())
-    records = {n: json.loads((out / ".records" / f"{n}.json").read_text()) for n in EXPERIMENTS}
+    records = {n: json.loads((out / ".records" / f"{n}.json").read_text()) for n in shelf("paper")}
     assert all(not r["reused"] and r["seconds"] > 0 for r in records.values())
     # a second run finds every experiment up to date and measures nothing
     reproduce(out, "smoke", seeds=SEEDS, progress=False, jobs=JOBS)
-    for n in EXPERIMENTS:
+    for n in shelf("paper"):
         assert json.loads((out / ".records" / f"{n}.json").read_text())["seconds"] == records[n]["seconds"], n
 
 
 def test_default_jobs(tmp_path):
-    assert default_jobs(list(EXPERIMENTS)) == max(1, min(engine_threads(), len(EXPERIMENTS)))
+    assert default_jobs(list(shelf("paper"))) == max(1, min(engine_threads(), len(shelf("paper"))))
     assert default_jobs(["table1"]) == 1
-    assert default_jobs(list(EXPERIMENTS), device="cuda") == default_jobs(list(EXPERIMENTS))   # the estimator tables use the CPU beside a GPU
-    assert default_jobs(list(EXPERIMENTS), scheduler="local") == 1
+    assert default_jobs(list(shelf("paper")), device="cuda") == default_jobs(list(shelf("paper")))   # the estimator tables use the CPU beside a GPU
+    assert default_jobs(list(shelf("paper")), scheduler="local") == 1
     with pytest.raises(ValueError, match="positive integer"): reproduce(tmp_path / "out", "smoke", jobs=0)
     assert not (tmp_path / "out").exists()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from entropic_bound.experiment import EXPERIMENTS, load_reference
+from entropic_bound.experiment import shelf, load_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = ROOT / "benchmarks" / "paper_claims.json"
@@ -14,7 +14,7 @@ STORED = ROOT / "benchmarks" / "paper_claims.json"
 def quick_verdicts() -> dict:
     "Claim id -> verdict of the quick preset, from the stored reference cells (`load_reference`)."
     out = {}
-    for name in EXPERIMENTS:
+    for name in shelf("paper"):
         cells = load_reference(name)["values"]
         for path, v in cells.items():
             parts = path.split("/")
