@@ -8,33 +8,68 @@ import argparse, json, math, os, sys, time
 from pathlib import Path
 
 from . import __version__
-from .estimate import KINDS
-from .experiment import EXPERIMENTS, PRESETS
-from .spectral import InputError
 
 # %% auto #0
-__all__ = ['COMMANDS', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_command', 'parser', 'main']
+__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS', 'COMMANDS', 'EXIT_STATUS',
+           'reference_verdicts', 'verdict_differences', 'reproduce_command', 'estimate_command', 'audit_command',
+           'compress_budgets', 'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
-class _Parser(argparse.ArgumentParser):
-    "The parser of every command: a mistake raises the library's `InputError` instead of printing the usage and exiting."
-    def error(self, message): raise InputError(message)
+PRESETS = ("quick", "paper", "smoke")                                  # = experiment.PRESETS
+EXPERIMENT_NAMES = (*(f"table{i}" for i in range(1, 6)), "audit", "table6")   # = the keys of experiment.EXPERIMENTS
+ESTIMATE_KINDS = ("token-mixing", "linear-qk", "softmax-qk")            # = estimate.KINDS
 
-def _usage(message: str): raise InputError(message)
+class _Parser(argparse.ArgumentParser):
+    "The parser of every command: a mistake is one line on stderr and exit status 2 (`SystemExit(2)`), without the usage."
+    def error(self, message):
+        words = self.prog.split()
+        raise SystemExit(_error(words[1] if len(words) > 1 else None, message))
+
+def _usage(message: str):
+    "Raise the library's bad-input error, `InputError(message)` (imported here: parsing the arguments does not load torch)."
+    from entropic_bound.spectral import InputError
+    raise InputError(message)
 
 def _error(command: str | None, message) -> int:
     "One line on stderr, prefixed with the command, and exit status 2."
     prefix = "entropic-bound" if command in (None, "reproduce") else f"entropic-bound {command}"
     print(f"{prefix}: error: {message}", file=sys.stderr); return 2
 
+def _check_out(out) -> Path:
+    "Check an output folder before any work: not empty, not a file, not under a file, writable (or creatable); `InputError` naming the problem, nothing created."
+    if out is None or not str(out).strip(): _usage("--out is empty; give the directory to write the results to")
+    out = Path(out)
+    try:
+        if out.exists() and not out.is_dir(): _usage(f"--out {out} exists and is not a directory")
+        probe = out if out.exists() else next((q for q in out.absolute().parents if q.exists()), Path("/"))
+    except OSError as e: _usage(f"--out {out} cannot be used: {e.strerror or e}")
+    if not probe.is_dir(): _usage(f"--out {out} lies under {probe}, which is a file, not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK): _usage(f"--out {out} is not writable" + ("" if probe == out else f" ({probe} is not)"))
+    return out
+
+def _check_device(device: str) -> None:
+    "`--device cuda` on a machine without CUDA is a usage error."
+    if device == "cuda" and not _cuda(): _usage("--device cuda was asked for, but no CUDA device is available here")
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
 # %% ../nbs/92_cli.ipynb #3c7e2be3
+def _figure(key: str, fallback: str = "") -> str:
+    "A figure quoted in the help, as `benchmarks/figures.json` records it (see `scripts/make_figures.py`), or `fallback` where the file is not at hand (an installed package)."
+    try: return json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "figures.json").read_text())["quoted"][key]
+    except (OSError, ValueError, KeyError, TypeError, NameError): return fallback
+
 def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound reproduce`."
-    r.add_argument("--preset", default="quick", choices=PRESETS, help="quick: about a minute on 2 CPU cores (default); paper: the paper's scale; smoke: seconds, for tests")
+    quick = _figure("quick_time")
+    r.add_argument("--preset", default="quick", choices=PRESETS,
+                   help=f"quick: the default, minutes on 2 CPU cores{f' ({quick} on the machine of benchmarks/README.md)' if quick else ''}; paper: the paper's scale; smoke: seconds, for tests (too small to reach the documented verdicts)")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
     r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
-    r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENTS)}")
+    r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENT_NAMES)}")
     r.add_argument("--force", action="store_true", help="recompute experiments even if their outputs are up to date")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--scheduler", default=None, metavar="local[:N]|tcp://HOST:PORT",
@@ -47,8 +82,16 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
                    help="worker processes on this machine, the cores shared among them (default: one per core, at most one per table; "
                         "1: everything in this process, the training engine on every core)")
 
+REPRODUCE_EXIT = ("exit status: 0 every claim's verdict is the one the stored reference documents (entropic_bound/data/reference_quick.json, "
+                  "the quick preset; a claim of the paper that fails there by design and fails here again counts as reproduced, so 0 does not "
+                  "mean that every claim holds); 1 some verdict differs from the reference (each printed: reference, then measured); "
+                  "2 bad input or usage (one line, checked before any work, nothing written); 130 interrupted (finished tables are kept). "
+                  "Every preset is compared with the reference by claim id (the paper preset reaches the same verdicts: benchmarks/paper_claims.json); "
+                  "claims the reference does not hold are listed and not compared.")
+
 def _check_reproduce(a) -> None:
     "Validate the reproduce arguments; `InputError` naming the first problem."
+    from entropic_bound.experiment import EXPERIMENTS
     if a.seeds is not None and a.seeds < 1: _usage(f"--seeds must be >= 1; got {a.seeds}")
     if a.jobs is not None and a.jobs < 1: _usage(f"--jobs must be >= 1; got {a.jobs}")
     if a.seeds_per_unit is not None and (a.seeds_per_unit < 1 or a.scheduler is None): _usage(f"--seeds-per-unit must be >= 1 and goes with --scheduler; got {a.seeds_per_unit}")
@@ -57,57 +100,71 @@ def _check_reproduce(a) -> None:
         a.only = [t.strip() for t in a.only.split(",") if t.strip()]
         bad = [t for t in a.only if t not in EXPERIMENTS]
         if bad or not a.only: _usage(f"unknown table(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(EXPERIMENTS)}")
-    if not a.out.strip(): _usage("--out is empty; give the directory to write the results to")
-    out = Path(a.out)
-    try:
-        if out.exists() and not out.is_dir(): _usage(f"--out {out} exists and is not a directory")
-        probe = out if out.exists() else next((q for q in out.absolute().parents if q.exists()), Path("/"))
-    except OSError as e: _usage(f"--out {out} cannot be used: {e.strerror or e}")
-    if not probe.is_dir(): _usage(f"--out {out} lies under {probe}, which is a file, not a directory")
-    if not os.access(probe, os.W_OK): _usage(f"--out {out} is not writable")
-    if a.device == "cuda" and not _cuda(): _usage("--device cuda was asked for, but no CUDA device is available here")
+    _check_out(a.out)
+    _check_device(a.device)
     if not (a.scheduler_timeout > 0 and math.isfinite(a.scheduler_timeout)): _usage(f"--scheduler-timeout must be a positive number of seconds; got {a.scheduler_timeout}")
     if a.scheduler is not None:
         from entropic_bound.cluster import ClusterError, check_scheduler
         try: check_scheduler(a.scheduler)
         except ClusterError as e: _usage(str(e))
 
+def reference_verdicts() -> dict:
+    "Claim id -> verdict that the stored reference (`entropic_bound/data/reference_quick.json`, the quick preset, read with `load_reference`) documents, for every experiment it holds."
+    from entropic_bound.experiment import EXPERIMENTS, load_reference
+    from entropic_bound.spectral import InputError
+    out = {}
+    for name in EXPERIMENTS:
+        try: cells = load_reference(name)["values"]
+        except InputError: continue                                          # an experiment the reference does not hold
+        for path, v in cells.items():
+            parts = path.split("/")
+            if parts[0] == "claims" and len(parts) == 3 and parts[2] == "verdict": out[cells[f"claims/{parts[1]}/id"]] = v
+    return out
 
-def _cuda() -> bool:
-    import torch
-    return torch.cuda.is_available()
+def verdict_differences(claims: list, reference: dict | None = None) -> tuple:
+    "`(differ, unknown)` for claim records `claims` against `reference` (default: `reference_verdicts()`): `differ` lists `(id, reference verdict, measured verdict)` where they differ, `unknown` the ids the reference does not hold."
+    reference = reference_verdicts() if reference is None else reference
+    differ = [(c["id"], reference[c["id"]], c["verdict"]) for c in claims if c["id"] in reference and c["verdict"] != reference[c["id"]]]
+    return differ, [c["id"] for c in claims if c["id"] not in reference]
 
-def _interrupted(out) -> int:
-    "Ctrl-C during a run: one line saying which finished tables are kept in `out` (a rerun reuses them); exit status 130."
-    kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(out) / f"{n}.csv").is_file()]
-    sys.stderr.write(f"entropic-bound: interrupted; kept in {out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
+def _interrupted(command: str | None, a) -> int:
+    "Ctrl-C in any command: one line on stderr (for reproduce: the finished tables kept in `--out`, which a rerun reuses); exit status 130."
+    if command == "reproduce" and getattr(a, "out", None):
+        from entropic_bound.experiment import EXPERIMENTS
+        kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(a.out) / f"{n}.csv").is_file()]
+        sys.stderr.write(f"entropic-bound: interrupted; kept in {a.out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
+    else: sys.stderr.write(f"entropic-bound{f' {command}' if command else ''}: interrupted\n")
     return 130
 
 def reproduce_command(a) -> int:
-    "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold and the count; 0 if all hold, 1 if one does not, 2 on a problem with the output or the cluster, 130 on Ctrl-C."
+    "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold, the verdicts that differ from the reference and the count; 0 if every verdict is the reference's, 1 if one differs, 2 on a problem with the output or the cluster (see `REPRODUCE_EXIT`)."
+    _check_reproduce(a)
     from entropic_bound.reproduce import reproduce, claims_count_line
     from entropic_bound.policy import tune_allocator
-    _check_reproduce(a)
     tune_allocator()                                  # keep the engine's step buffers in the process (glibc)
     t0, cluster_errors = time.perf_counter(), ()
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
                            False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit)
-    except KeyboardInterrupt: return _interrupted(a.out)
     except cluster_errors as e: return _error("reproduce", e)
     except OSError as e: return _error("reproduce", f"cannot write the results under --out {a.out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}")
     for c in claims:
         if c["verdict"] != "holds":
             print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
-    print(f"{claims_count_line(claims)} ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
-    return 0 if all(c["verdict"] == "holds" for c in claims) else 1
+    differ, unknown = verdict_differences(claims)
+    for cid, ref, got in differ: print(f"DIFFERS FROM THE REFERENCE {cid}: reference {ref}, measured {got}")
+    if unknown: print(f"not in the reference, not compared: {', '.join(unknown)}")
+    verdicts = (f"{len(differ)} of {len(claims) - len(unknown)} verdicts differ from the reference" if differ
+                else f"all {len(claims) - len(unknown)} verdicts as the reference documents them")
+    print(f"{claims_count_line(claims)}; {verdicts} ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
+    return 1 if differ else 0
 
 # %% ../nbs/92_cli.ipynb #6d9ba181
 def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound estimate`."
     p.add_argument("data", nargs="+", metavar="DATA", help=".npz/.pt/.safetensors with arrays X, Y (optional V), a .npy of Y, or two .npy files X Y")
-    p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
+    p.add_argument("--kind", choices=ESTIMATE_KINDS, default="token-mixing", help="the task family (default: token-mixing)")
     p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
     p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
@@ -116,19 +173,25 @@ def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the JSON record to stdout instead of the report")
 
 def estimate_command(a) -> int:
-    "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on bad data (one line on stderr, nothing written)."
+    "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on bad data or a bad `--out` (one line on stderr, nothing written)."
+    if a.out is not None: _check_out(a.out)                   # before the data are read
     from entropic_bound.estimate import estimate, load_samples, real_array
+    from entropic_bound.experiment import atomic_write, figure_png
     try:
         arrays = load_samples(a.data, a.v)
         if a.kind == "token-mixing" and arrays["X"] is not None: real_array(arrays["X"], "X", 3)   # a bad X is an error even when unused
         est = estimate(arrays["X"], arrays["Y"], a.kind, arrays["V"], a.noise_std, a.bootstrap, a.seed)
     except ValueError as e: return _error("estimate", e)
     record = est.to_dict()
+    print(json.dumps(record, indent=1) if a.json else est.summary(), flush=True)   # the report first: a write that fails cannot lose it
     if a.out:
-        out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-        (out / "estimate.json").write_text(json.dumps(record, indent=1) + "\n")
-        est.plot().savefig(out / "estimate.png", dpi=120)
-    print(json.dumps(record, indent=1) if a.json else est.summary())
+        import matplotlib.pyplot as plt
+        out, fig = Path(a.out), est.plot()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write(out / "estimate.json", json.dumps(record, indent=1) + "\n"); atomic_write(out / "estimate.png", figure_png(fig))
+        except OSError as e: return _error("estimate", f"cannot write under --out {a.out}: {e.strerror or e}")
+        finally: plt.close(fig)
     return 0
 
 # %% ../nbs/92_cli.ipynb #05f46ea7
@@ -149,7 +212,8 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 def audit_command(a) -> int:
-    "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input."
+    "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input (`--out` and `--device` checked before the model is loaded)."
+    _check_out(a.out); _check_device(a.device)
     from entropic_bound.audit_run import run_audit
     try:
         run_audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
@@ -159,29 +223,40 @@ def audit_command(a) -> int:
     return 0
 
 # %% ../nbs/92_cli.ipynb #6583818d
+TABLE6_BUDGETS = (0.25, 0.5, 0.75)                     # = the budgets of Table 6's settings (table6.Table6Settings)
+
 def _compress_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound compress`."
     p.add_argument("--model", metavar="DIR|FILE|NAME", help="a BERT-family encoder or a Llama-family decoder: folder, .gguf file, shipped name (minilm, smollm2) "
                    "or cached name (default: the shipped all-MiniLM-L6-v2)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text, one sentence per line, at least 30 lines; default: the shipped text")
     p.add_argument("--out", metavar="DIR", default="compress", help="output folder (default: compress)")
-    p.add_argument("--budget", type=float, default=0.5, help="fraction of all query-key directions kept in the exported model (default 0.5)")
+    p.add_argument("--budget", type=float, default=None, help="fraction of all query-key directions kept in the exported model, in (0, 1] (default 0.5)")
     p.add_argument("--allocation", default="native", help="allocation of the exported model: native, static, uniform, greedy or shuffled (default native)")
     p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
-    p.add_argument("--budgets", default="0.25,0.5,0.75", help="budgets of the table, comma-separated (default 0.25,0.5,0.75)")
-    p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text (default 3)")
+    p.add_argument("--budgets", default=None, help=f"budgets of the table, comma-separated fractions in (0, 1] (default: the --budget alone when it is given, "
+                   f"else {','.join(f'{b:g}' for b in TABLE6_BUDGETS)})")
+    p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
     p.add_argument("--no-export", action="store_true", help="write the table only, no compressed checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+def compress_budgets(budget: float | None, budgets: str | None) -> tuple:
+    "`(export budget, table budgets)` of `entropic-bound compress`: `--budgets` as given; else the `--budget` alone when it is given; else Table 6's budgets, exporting at 0.5."
+    if budgets is not None:
+        try: table = tuple(float(b) for b in budgets.split(","))
+        except ValueError: _usage(f"--budgets: comma-separated fractions in (0, 1]; got {budgets!r}")
+    else: table = TABLE6_BUDGETS if budget is None else (float(budget),)
+    return (0.5 if budget is None else float(budget)), table
+
 def compress_command(a) -> int:
-    "`entropic-bound compress ...`: Table 6 and a compressed checkpoint; one-line error and exit status 2 on bad input."
+    "`entropic-bound compress ...`: Table 6 and a compressed checkpoint; one-line error and exit status 2 on bad input (`--out`, `--budgets`, `--splits` and `--device` checked before the model is loaded)."
+    budget, budgets = compress_budgets(a.budget, a.budgets)
+    if a.splits < 2: _usage(f"--splits must be >= 2 (the claims need a spread over splits); got {a.splits}")
+    _check_out(a.out); _check_device(a.device)
     from entropic_bound.table6 import run_compress
-    try: budgets = tuple(float(b) for b in a.budgets.split(","))
-    except ValueError: return _error("compress", f"--budgets: comma-separated fractions in (0, 1]; got {a.budgets!r}")
-    if a.device == "cuda" and not _cuda(): return _error("compress", "--device: cuda is not available on this machine")
     try:
-        result = run_compress(a.out, a.model, a.text, a.budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
+        result = run_compress(a.out, a.model, a.text, budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
                               not a.no_progress, log=lambda s: print(s, file=sys.stderr))
     except ImportError as e: return _error("compress", e)
     held = sum(c.holds for c in result.claims)
@@ -193,22 +268,28 @@ COMMANDS = {"reproduce": (_reproduce_arguments, reproduce_command, "run every ex
             "estimate": (_estimate_arguments, estimate_command, "estimate r* of your own samples (X, Y) from a file, before any training"),
             "audit": (_audit_arguments, audit_command, "static vs attention-native rank of every head of a real checkpoint (extra [models])"),
             "compress": (_compress_arguments, compress_command, "allocate query-key directions by native rank at equal budget; fidelity and a compressed checkpoint (extra [models])")}
+EXIT_STATUS = "exit status: 0 done; 2 bad input or usage (one line, checked before any work, nothing written); 130 interrupted (one line)."
 
 def parser() -> argparse.ArgumentParser:
-    "The `entropic-bound` parser: one subcommand per entry of `COMMANDS`, every one in the same style."
+    "The `entropic-bound` parser: one subcommand per entry of `COMMANDS`, every one in the same style, its exit statuses in its epilog; building it and `--help` import no torch."
     p = _Parser(prog="entropic-bound", description="The Entropic Bound for Transformers (arXiv 2607.23050), reproduced.")
     p.add_argument("--version", action="version", version=f"entropic_bound {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    for name, (arguments, _, what) in COMMANDS.items(): arguments(sub.add_parser(name, help=what, description=what))
+    for name, (arguments, _, what) in COMMANDS.items():
+        arguments(sub.add_parser(name, help=what, description=what, epilog=REPRODUCE_EXIT if name == "reproduce" else EXIT_STATUS))
     return p
 
 def main(argv=None) -> int:
-    "Console entry point `entropic-bound`: parse, run the command, return its exit status (2 with one line on a mistake)."
+    "Console entry point `entropic-bound`: parse, run the command, return its exit status (2 with one line on a mistake, 130 with one line on Ctrl-C)."
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if not a.startswith("-")), None)
+    a = None
     try:
         a = parser().parse_args(argv)
         return COMMANDS[a.command][1](a)
-    except SystemExit as e: return int(e.code or 0)                           # --help, --version
-    except InputError as e:                                                   # bad input anywhere: one line, exit status 2, nothing written
+    except SystemExit as e: return e.code if isinstance(e.code, int) else (0 if e.code is None else _error(None, e.code))   # --help, --version, a parse error
+    except KeyboardInterrupt: return _interrupted(command if command in COMMANDS else None, a)     # Ctrl-C in any command: one line, 130
+    except ValueError as e:                                                   # bad input anywhere (InputError): one line, exit status 2, nothing written
+        from entropic_bound.spectral import InputError
+        if not isinstance(e, InputError): raise
         return _error(command if command in COMMANDS else None, f"--{e}" if e.arg else e)

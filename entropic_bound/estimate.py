@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_your_data.ipynb #b06872dd
 from __future__ import annotations
-import math
+import math, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -213,8 +213,12 @@ def _read_arrays(path: Path) -> dict:
     ext = path.suffix.lower()
     try:
         if ext == ".npz":
+            if not zipfile.is_zipfile(path): raise InputError(f"{path}: not a valid .npz file (a zip archive of .npy arrays, as numpy.savez writes)")
             with np.load(path, allow_pickle=False) as z: return {k: z[k] for k in z.files}
-        if ext == ".npy": return {"Y": np.load(path, allow_pickle=False)}
+        if ext == ".npy":
+            with open(path, "rb") as fh: magic = fh.read(6)
+            if magic != b"\x93NUMPY": raise InputError(f"{path}: not a valid .npy file (no NumPy header; numpy.save writes one)")
+            return {"Y": np.load(path, allow_pickle=False)}
         if ext == ".pt":
             import torch
             obj = torch.load(path, map_location="cpu", weights_only=True)
@@ -226,6 +230,7 @@ def _read_arrays(path: Path) -> dict:
             return load_file(str(path))
     except ValueError as e:
         if str(e).startswith(str(path)): raise
+        if "pickle" in str(e): raise InputError(f"{path}: holds object (pickled) arrays, which are never loaded; save numeric arrays") from None
         raise InputError(f"{path}: cannot read: {e}") from None
     except Exception as e: raise InputError(f"{path}: cannot read: {type(e).__name__}: {e}") from None
     raise InputError(f"{path}: unknown file type {ext!r}; use .npz, .npy, .pt or .safetensors")

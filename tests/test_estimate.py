@@ -82,3 +82,32 @@ def test_pt_files_load_without_pickles(tmp_path):
     torch.save([1, 2], tmp_path / "list.pt")
     with pytest.raises(ValueError, match="dict of tensors"):
         load_samples(tmp_path / "list.pt")
+
+
+@pytest.mark.parametrize("suffix, says", [(".npz", "not a valid .npz file (a zip archive"), (".npy", "not a valid .npy file")])
+def test_text_renamed_is_not_called_pickled(suffix, says, tmp_path, capsys):
+    "A text file renamed .npz/.npy is named as not that format; no advice to allow pickles (unsafe, and untrue here)."
+    f = tmp_path / f"notes{suffix}"; f.write_text("these are my notes, not arrays\n")
+    assert main(["estimate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err and "pickle" not in err.lower(), err
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".npy"])
+def test_object_arrays_are_refused_without_pickle_advice(suffix, tmp_path, capsys):
+    f = tmp_path / f"objects{suffix}"
+    (np.savez(f, Y=np.array([object()], dtype=object)) if suffix == ".npz" else np.save(f, np.array([object()], dtype=object), allow_pickle=True))
+    assert main(["estimate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "object (pickled) arrays, which are never loaded" in err and "allow_pickle" not in err, err
+
+
+def test_estimate_prints_the_report_and_writes_with_the_umask(tmp_path, capsys):
+    import os
+    np.save(tmp_path / "y.npy", LIN)
+    old = os.umask(0o022)
+    try: assert main(["estimate", str(tmp_path / "y.npy"), "--bootstrap", "5", "--out", str(tmp_path / "o")]) == 0
+    finally: os.umask(old)
+    assert "3" in capsys.readouterr().out
+    assert json.loads((tmp_path / "o" / "estimate.json").read_text())["rank"] == 3
+    assert {f: os.stat(tmp_path / "o" / f).st_mode & 0o777 for f in ("estimate.json", "estimate.png")} == {"estimate.json": 0o644, "estimate.png": 0o644}

@@ -5,21 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from entropic_bound.experiment import shelf, load_reference
+from entropic_bound.cli import reference_verdicts as quick_verdicts      # claim id -> verdict of the stored quick-preset reference (the one reader)
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = ROOT / "benchmarks" / "paper_claims.json"
-
-
-def quick_verdicts() -> dict:
-    "Claim id -> verdict of the quick preset, from the stored reference cells (`load_reference`)."
-    out = {}
-    for name in shelf("paper"):
-        cells = load_reference(name)["values"]
-        for path, v in cells.items():
-            parts = path.split("/")
-            if parts[0] == "claims" and len(parts) == 3 and parts[2] == "verdict": out[cells[f"claims/{parts[1]}/id"]] = v
-    return out
 
 
 @pytest.fixture(scope="module")
