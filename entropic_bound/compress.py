@@ -298,6 +298,8 @@ def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out,
         info = dict(manifest, order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
                     budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
         (stage / "manifest.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+        mask = os.umask(0); os.umask(mask)                          # the modes every other output gets (mkdtemp and the weights are owner-only)
+        for q in [stage, *stage.rglob("*")]: q.chmod((0o777 if q.is_dir() else 0o666) & ~mask)
         if out.exists(): out.rmdir()
         os.replace(stage, out)
         return out
