@@ -8,9 +8,13 @@ per-model Python loop (40 §4 rank-sweep models, via bench_engine.py) against >=
 
 The paper preset's claim records (5 seeds) are stored in benchmarks/paper_claims.json; tests/test_paper_claims.py checks that
 every claim there has the verdict the quick preset's reference has, so no claim holds only at quick sizes.
+Every run is appended to benchmarks/timings.json, the log that scripts/make_figures.py quotes the times from.
 """
 import argparse
+import datetime
 import json
+import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +36,22 @@ def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
     total = time.perf_counter() - t0
     per = {name: json.loads((out / ".records" / f"{name}.json").read_text())["seconds"] for name in EXPERIMENTS}
     return per, total, claims
+
+
+TIMINGS = Path(__file__).parent / "timings.json"
+
+
+def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims) -> None:
+    "Append this run to benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from."
+    try: commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip() or None
+    except OSError: commit = None
+    log = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else dict(about="Runs of benchmarks/bench_reproduce.py, oldest first.", runs=[])
+    log["runs"].append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=commit,
+                            machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", preset=preset, seeds=seeds, jobs=jobs,
+                            total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
+                            claims_hold=None if claims is None else sum(c["verdict"] == "holds" for c in claims),
+                            claims=None if claims is None else len(claims), source="written by bench_reproduce.py"))
+    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
 
 
 def main():
@@ -58,12 +78,14 @@ def main():
         verdicts = [c["verdict"] for c in claims]
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{verdicts.count('holds')}/{len(claims)} claims hold")
+        record(a.preset, a.seeds, jobs, total, per, claims)
         if a.preset == "paper" and a.seeds == 5:
             stored = Path(__file__).parent / "paper_claims.json"
             stored.write_text(json.dumps(dict(preset="paper", seeds=list(range(a.seeds)), claims=claims), indent=1) + "\n")
             print(f"  claim records written to {stored.relative_to(Path.cwd()) if stored.is_relative_to(Path.cwd()) else stored}")
         if not a.no_quick:
-            qper, qtotal, _ = timed(out / "quick", "quick", 3, a.device, jobs)
+            qper, qtotal, qclaims = timed(out / "quick", "quick", 3, a.device, jobs)
+            record("quick", 3, jobs, qtotal, qper, qclaims)
             print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= 45 s: {'met' if qtotal <= 45 else 'NOT met'}); "
                   + ", ".join(f"{n} {s:.1f} s" for n, s in qper.items()))
     # the engine against the per-model loop: on the GPU, or on the CPU with one thread and with the engine's threads
