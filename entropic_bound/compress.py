@@ -10,19 +10,21 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
-from .checkpoints import BertHeads, HeadAdapter, LlamaHeads, attention_inputs, encode_text
+from .checkpoints import HeadAdapter, attention_inputs, encode_text
 from .policy import cpu_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['ALLOCATIONS', 'Calibration', 'calibrate', 'split_lines', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
-           'next_token_logprobs', 'next_token_fidelity', 'fidelity_meter', 'SplitResult', 'compress_split', 'export']
+__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'Calibration', 'calibrate', 'split_lines', 'AllocationRule', 'allocation_rule',
+           'allocate', 'fold', 'sentence_embeddings', 'fidelity', 'next_token_logprobs', 'next_token_fidelity',
+           'fidelity_meter', 'SplitResult', 'compress_split', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -46,11 +48,8 @@ class Calibration:
     def d_head(self) -> int: return self.tv.shape[-1] - 1
 
 def _foldable(adapter: HeadAdapter) -> str:
-    "'encoder' or 'decoder' for the families whose cut folds into the weights, else InputError('model')."
-    if isinstance(adapter, BertHeads): return "encoder"
-    if isinstance(adapter, LlamaHeads) and getattr(adapter._attn(0), "q_norm", None) is None: return "decoder"
-    raise InputError("model", f"compress folds the cut into BERT-family encoders and Llama-family decoders without a query-key norm; "
-                          f"{adapter.family} is not supported")
+    "'encoder' or 'decoder' if a cut folds exactly into the weights of the adapter's family, else InputError('model') (`HeadAdapter.check_foldable`)."
+    return adapter.check_foldable()
 
 def calibrate(adapter: HeadAdapter, batch) -> Calibration:
     """Fit the orders of every head on `batch` (the fit half) and measure, on the same sequences, each head's error at every rank.
@@ -88,8 +87,6 @@ def split_lines(lines: list, seed: int = 0) -> tuple:
     return [lines[i] for i in sorted(perm[0::2])], [lines[i] for i in sorted(perm[1::2])]
 
 # %% ../nbs/11_compress.ipynb #54e73dd8
-ALLOCATIONS = ("native", "static", "uniform", "greedy", "shuffled")
-
 def _water_fill(curves: np.ndarray, budget: int) -> np.ndarray:
     """Ranks (N,) from per-head error curves (N, d_h + 1): every head gets the least r whose (monotone envelope of the) error is at
     most a common level, the lowest level whose ranks fit in `budget`; directions left over go one each to the heads whose error
@@ -120,31 +117,66 @@ def _greedy(gain_curves: np.ndarray, budget: int) -> np.ndarray:
         r[int(np.argmax(gain))] += 1
     return r
 
+@dataclass(frozen=True)
+class AllocationRule:
+    """One allocation rule: `rule(cal, B, seed)` -> ranks (N,) of the N = L * U units of a `Calibration`, summing to the budget of B
+    directions; a one-line description; and its style in every figure (a matplotlib colour and marker)."""
+    rule: Callable
+    description: str
+    color: str
+    marker: str
+
+    @property
+    def style(self) -> tuple: return self.color, self.marker
+
+ALLOCATION_RULES: dict = {}
+
+def allocation_rule(name: str, description: str, color: str, marker: str):
+    "Register the decorated function rule(cal, B, seed) -> ranks (N,) as the allocation `name` in `ALLOCATION_RULES`."
+    def register(f):
+        ALLOCATION_RULES[name] = AllocationRule(f, description, color, marker)
+        return f
+    return register
+
+@allocation_rule("native", "a common output-error tolerance on the fit half (water-filling the units' error curves)", "C0", "o")
+def _native(cal, B, seed): return _water_fill(cal.out.reshape(-1, cal.d_head + 1), B)
+
+@allocation_rule("static", "a common share of each static kernel's energy (water-filling the energy tails)", "C1", "s")
+def _static(cal, B, seed): return _water_fill(cal.static_tail.reshape(-1, cal.d_head + 1), B)
+
+@allocation_rule("uniform", "the same rank for every unit (the remainder one each to the first units)", "C2", "^")
+def _uniform(cal, B, seed):
+    N = int(np.prod(cal.shape))
+    return np.full(N, B // N) + (np.arange(N) < B % N)
+
+@allocation_rule("greedy", "one direction at a time to the unit whose absolute output error falls most", "C3", "D")
+def _greedy_rule(cal, B, seed): return _greedy((cal.out * cal.energy[..., None] if cal.abs_out is None else cal.abs_out).reshape(-1, cal.d_head + 1), B)
+
+@allocation_rule("shuffled", "the native ranks permuted across units (the control: same ranks, not matched to units)", "0.5", "x")
+def _shuffled(cal, B, seed): return np.random.default_rng(seed).permutation(_native(cal, B, seed))
+
+ALLOCATIONS = tuple(ALLOCATION_RULES)
+
 def allocate(cal: Calibration, budget: float, how: str, seed: int = 0) -> np.ndarray:
-    """Query-key ranks (L, H) for every head at a total of round(budget * L * H * d_h) directions, allocated `how`:
-    'native' (a common output-error tolerance on the fit half), 'static' (a common share of the static kernel's energy),
-    'uniform', 'greedy' (largest fall of absolute output error per direction), or 'shuffled' (the native ranks permuted across heads)."""
-    if how not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {how!r}")
+    """Query-key ranks (L, U) for every unit at a total of round(budget * L * U * d_h) directions, allocated by the rule `how` of
+    `ALLOCATION_RULES`: 'native' (a common output-error tolerance on the fit half), 'static' (a common share of the static kernel's
+    energy), 'uniform', 'greedy' (largest fall of absolute output error per direction), or 'shuffled' (the native ranks permuted
+    across units); `seed` for the rules that draw."""
+    if how not in ALLOCATION_RULES: raise InputError("allocation", f"must be one of {', '.join(ALLOCATION_RULES)}; got {how!r}")
     if not 0 < budget <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     (L, H), dh = cal.shape, cal.d_head
-    N = L * H
-    B = int(round(budget * N * dh))
-    if how == "native": r = _water_fill(cal.out.reshape(N, -1), B)
-    elif how == "static": r = _water_fill(cal.static_tail.reshape(N, -1), B)
-    elif how == "greedy": r = _greedy((cal.out * cal.energy[..., None] if cal.abs_out is None else cal.abs_out).reshape(N, -1), B)
-    elif how == "shuffled": r = np.random.default_rng(seed).permutation(allocate(cal, budget, "native").ravel())
-    else: r = np.full(N, B // N) + (np.arange(N) < B % N)
-    return r.reshape(L, H).astype(int)
+    B = int(round(budget * L * H * dh))
+    return np.asarray(ALLOCATION_RULES[how].rule(cal, B, seed)).reshape(L, H).astype(int)
 
 # %% ../nbs/11_compress.ipynb #1e93bebf
 def _fold_encoder(adapter, cal, ranks, order, net):
-    "BERT family: head h of layer l keeps ranks[l, h] nonzero query and key coordinates."
+    "Per-head orders (an encoder): head h of layer l keeps ranks[l, h] nonzero query and key coordinates, written back by the adapter."
     dh = adapter.d_head
     for l in range(adapter.n_layers):
         lay = adapter.layer(l)                                          # the original maps (the adapter's model is never changed)
         Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders[order][l])
-        att = net.base_model.encoder.layer[l].attention.self
-        for mod, W, b, side in ((att.query, lay.WQ, lay.bQ, "q"), (att.key, lay.WK, lay.bK, "k")):
+        new = []
+        for W, b, side in ((lay.WQ, lay.bQ, "q"), (lay.WK, lay.bK, "k")):
             Wn, bn = W.clone(), b.clone()                              # (H, d, dh), (H, dh)
             for h in range(adapter.n_heads):
                 r = int(ranks[l, h])
@@ -152,32 +184,30 @@ def _fold_encoder(adapter, cal, ranks, order, net):
                 basis = Lo[h, :, :r] * s[h, :r] if side == "q" else Ro[h, :, :r]     # dh x r
                 Wn[h] = 0; bn[h] = 0
                 Wn[h, :, :r], bn[h, :r] = W[h] @ basis, b[h] @ basis
-            mod.weight.copy_(Wn.permute(1, 0, 2).reshape(W.shape[1], -1).T.to(mod.weight))      # back to nn.Linear (out, in)
-            mod.bias.copy_(bn.reshape(-1).to(mod.bias))
+            new += [Wn, bn]
+        adapter.write_query_key(net, l, *new)                           # back into the family's own layout
 
 def _fold_decoder(adapter, cal, ranks, net):
-    "Llama family: key-value group g of layer l keeps rank ranks[l, g]: W_Q,h' = W_Q,h M_r for its query heads, W_K,g' = W_K,g M_r^T, before the rotation."
+    "Rotary decoders: key-value group g of layer l keeps rank ranks[l, g]: W_Q,h' = W_Q,h M_r for its query heads, W_K,g' = W_K,g M_r^T, before the rotation."
     dh, k = adapter.d_head, cal.group_size
     for l in range(adapter.n_layers):
         lay = adapter.layer(l, 1)
         Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders["whitened"][l])
-        att = net.base_model.layers[l].self_attn
         M = [Lo[g, :, :r] @ torch.diag(s[g, :r]) @ Ro[g, :, :r].T for g, r in enumerate(ranks[l].tolist())]   # (dh, dh) oblique projections
         full = [int(r) >= dh for r in ranks[l]]
         WQ = torch.stack([lay.WQ[h] if full[h // k] else lay.WQ[h] @ M[h // k] for h in range(adapter.n_heads)])
         bQ = torch.stack([lay.bQ[h] if full[h // k] else lay.bQ[h] @ M[h // k] for h in range(adapter.n_heads)])
         WK = torch.stack([lay.WK[g] if full[g] else lay.WK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
         bK = torch.stack([lay.bK[g] if full[g] else lay.bK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
-        for mod, W, b in ((att.q_proj, WQ, bQ), (att.k_proj, WK, bK)):
-            mod.weight.copy_(W.permute(1, 0, 2).reshape(W.shape[1], -1).T.to(mod.weight))
-            if mod.bias is not None: mod.bias.copy_(b.reshape(-1).to(mod.bias))
+        adapter.write_query_key(net, l, WQ, bQ, WK, bK)
 
 def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str = "whitened", model=None):
     """A copy of the adapter's model (or `model`, overwritten) with every allocation unit cut to its rank in `ranks` (L, U).
     Encoders, head h in `order` ('whitened' or 'svd'): W_Q,h' = W_Q,h L_r diag(s_r) P, b_Q,h' = b_Q,h L_r diag(s_r) P,
     W_K,h' = W_K,h R_r P, b_K,h' = b_K,h R_r P with P = [I_r 0]. Rotary decoders, key-value group g (whitened, before the rotation):
     W_Q,h' = W_Q,h M_r for its query heads and W_K,g' = W_K,g M_r^T, M_r = L_r diag(s_r) R_r^T. Either way the logits are those of the
-    measured cut, in a model of the same architecture."""
+    measured cut, in a model of the same architecture; the family's adapter writes them back (`HeadAdapter.write_query_key`) or
+    refuses a family whose cut does not fold exactly (`HeadAdapter.check_foldable`)."""
     kind = _foldable(adapter)
     if order not in cal.orders: raise InputError("order", f"must be one of {', '.join(cal.orders)} for this model; got {order!r}")
     net = copy.deepcopy(adapter.model) if model is None else model
@@ -243,7 +273,7 @@ def next_token_fidelity(P0: torch.Tensor, P1: torch.Tensor, batch) -> dict:
 def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128):
     """A function net -> fidelity dict of a compressed copy of the adapter's model against the original on the held-out lines `held`:
     `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`)."""
-    if isinstance(adapter, BertHeads):
+    if adapter.kind == "encoder":
         ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
         return lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
     batch, chunk = encode_text(adapter, held, seq_len), 4

@@ -36,7 +36,9 @@ def split_heads(W: torch.Tensor, b: torch.Tensor | None, H: int):
     return Wh, (torch.zeros(H, hd // H, dtype=W.dtype, device=W.device) if b is None else b.reshape(H, hd // H))
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    "Rotary position embedding of x (..., T, dh) with tables cos, sin (T, dh), half-split pairs (i, i + dh/2): x cos + rot(x) sin."
+    """Rotary position embedding of x (..., T, dh) with tables cos, sin (T, r), half-split pairs (i, i + r/2) of the first r
+    coordinates: x cos + rot(x) sin; with r < dh (partial rotary) the last dh - r coordinates pass through unrotated."""
+    if cos.shape[-1] < x.shape[-1]: return torch.cat((rotate(x[..., :cos.shape[-1]], cos, sin), x[..., cos.shape[-1]:]), -1)
     h = x.shape[-1] // 2
     return x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin
 
@@ -49,8 +51,10 @@ def rms_normalise(x: torch.Tensor, norm) -> torch.Tensor:
 class LayerHeads:
     """One attention layer in head coordinates, row vectors: q = x W_Q,h + b_Q,h with W_Q (H, d, dh); keys and values from
     G <= H key-value heads, W_K, W_V (G, d, dh), query head h reading group h // (H/G); W_O (H, dh, d). Optional: rotary
-    tables cos, sin (T_max, dh) applied to queries and keys; a per-head RMS norm of queries / keys before the rotation (weight, eps);
-    a sliding window (a query sees the `window` most recent keys, itself included)."""
+    tables cos, sin (T_max, r) applied to the first r <= dh coordinates of queries and keys (r < dh: partial rotary); a per-head
+    RMS norm of queries / keys before the rotation (weight, eps); a sliding window (a query sees the `window` most recent keys,
+    itself included); a soft cap c on the scaled logits, S -> c tanh(S / c) (`softcap`). `scale` multiplies q k^T (1/sqrt(d_h)
+    or whatever the model uses)."""
     WQ: torch.Tensor
     bQ: torch.Tensor
     WK: torch.Tensor
@@ -64,6 +68,7 @@ class LayerHeads:
     sin: torch.Tensor | None = None
     q_norm: tuple | None = None
     k_norm: tuple | None = None
+    softcap: float | None = None
 
     def __post_init__(self):
         H, G = self.WQ.shape[0], self.WK.shape[0]
@@ -115,7 +120,8 @@ def static_head_ranks(WQ: torch.Tensor, WK: torch.Tensor, fraction: float = 0.9)
 class HeadStates:
     """One layer's heads on some sequences, zero at padding: queries q and centred keys k (n, H, T, dh) as the model's
     logits use them (after any rotation), output-weighted values v (n, H, T, dh), the head's own attention A (n, H, T, T)
-    and output energy (H,); for a rotary layer also the queries and keys before the rotation, q_pre, k_pre, and the tables."""
+    and output energy (H,); for a rotary layer also the queries and keys before the rotation, q_pre, k_pre, and the tables;
+    the layer's logit soft cap, if any (then the keys are not centred: a soft cap does not ignore a per-query constant)."""
     q: torch.Tensor
     k: torch.Tensor
     v: torch.Tensor
@@ -129,6 +135,7 @@ class HeadStates:
     k_pre: torch.Tensor | None = None
     cos: torch.Tensor | None = None
     sin: torch.Tensor | None = None
+    softcap: float | None = None
 
     def select(self, heads) -> "HeadStates":
         "The same states restricted to the query heads `heads`."
@@ -148,12 +155,17 @@ def _allowed(st: HeadStates, T: int, device) -> torch.Tensor:
         allowed = allowed & ok
     return allowed | ~allowed.any(-1, keepdim=True)                               # a padding query that sees no key: any row will do
 
+def _capped(S: torch.Tensor, st: HeadStates) -> torch.Tensor:
+    "Scaled logits S * scale (n, H, T, T), soft-capped to c tanh(S * scale / c) where the layer has a cap c."
+    S = S * st.scale
+    return S if st.softcap is None else torch.tanh(S / st.softcap) * st.softcap
+
 def _softmax_masked(S: torch.Tensor, st: HeadStates) -> torch.Tensor:
     "Softmax over keys of logits S (n, H, T, T), keys outside the padding (causal, window) mask excluded."
     return torch.softmax(S.masked_fill(~_allowed(st, S.shape[-1], S.device), float("-inf")), -1)
 
 def head_states(layer: LayerHeads, X: torch.Tensor, mask: torch.Tensor, dtype=torch.float32) -> HeadStates:
-    "Per-head coordinates of `layer` for inputs X (n, T, d) with padding mask (n, T); keys centred within each sequence after any rotation."
+    "Per-head coordinates of `layer` for inputs X (n, T, d) with padding mask (n, T); keys centred within each sequence after any rotation (not under a soft cap)."
     device = X.device
     L = layer.to(device)
     X, m = X.to(device, torch.float64), mask.to(device, torch.float64)[:, None, :, None]   # m: (n, 1, T, 1)
@@ -165,11 +177,12 @@ def head_states(layer: LayerHeads, X: torch.Tensor, mask: torch.Tensor, dtype=to
     pre = dict(q_pre=(q * m).to(dtype), k_pre=(k * m).to(dtype), cos=L.cos[:T].to(dtype), sin=L.sin[:T].to(dtype)) if L.rotary else {}
     if L.rotary: q, k = rotate(q, L.cos[:T], L.sin[:T]), rotate(k, L.cos[:T], L.sin[:T])  # the logits the model computes
     q = q * m
-    k = (k - (k * m).sum(2, keepdim=True) / m.sum(2, keepdim=True)) * m                  # k~ = k - mean_s k_s (softmax-invariant)
+    if L.softcap is None: k = (k - (k * m).sum(2, keepdim=True) / m.sum(2, keepdim=True)) * m   # k~ = k - mean_s k_s (softmax-invariant)
+    else: k = k * m                                                                          # a soft cap is not shift-invariant: keys as they are
     Ro = torch.linalg.qr(L.WO.transpose(-1, -2), mode="r")[1]                               # W_O,h^T = Q R  =>  ||y W_O,h|| = ||y R^T||
     v = torch.einsum("ntd,hde->nhte", X, L.WV[g]) @ Ro.transpose(-1, -2)[None] * m          # x W_V,g(h) in head h's output-energy coordinates
-    st = HeadStates(q.to(dtype), k.to(dtype), v.to(dtype), mask.to(device), L.scale, L.causal, L.window, **pre)
-    st.A = _softmax_masked(st.q @ st.k.transpose(-1, -2) * st.scale, st)                   # A = softmax(q k~^T * scale)
+    st = HeadStates(q.to(dtype), k.to(dtype), v.to(dtype), mask.to(device), L.scale, L.causal, L.window, **pre, softcap=L.softcap)
+    st.A = _softmax_masked(_capped(st.q @ st.k.transpose(-1, -2), st), st)                 # A = softmax(q k~^T * scale), capped where the layer caps
     st.energy = ((st.A @ st.v).pow(2).sum(-1) * st.mask.to(dtype)[:, None, :]).sum((0, 2))  # sum_t ||A_t V W_O||^2 per head
     return st
 
@@ -234,7 +247,7 @@ def truncated_attention(st: HeadStates, proj: Projection, r: torch.Tensor) -> to
         q = rotate((proj.qL * w) @ proj.Rt[None], st.cos, st.sin)                           # rot(q M_r)
         k = rotate((proj.kR * w) @ proj.Lt[None], st.cos, st.sin)                           # rot(k M_r^T)
         S = q @ k.transpose(-1, -2)
-    return _softmax_masked(S * st.scale, st)
+    return _softmax_masked(_capped(S, st), st)
 
 # %% ../nbs/23_heads.ipynb #7917825b
 def rank_errors(st: HeadStates, proj: Projection, r: torch.Tensor):

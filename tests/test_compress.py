@@ -10,6 +10,7 @@ pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 from entropic_bound import checkpoints, cli, compress  # noqa: E402
+from entropic_bound.spectral import InputError  # noqa: E402
 
 
 def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys):
@@ -54,6 +55,7 @@ def test_decoder_refused_in_one_line(tmp_path, capsys):
     cfg = transformers.GPT2Config(n_layer=1, n_head=2, n_embd=16, n_positions=64, vocab_size=50)
     folder = tmp_path / "gpt2"
     transformers.GPT2Model(cfg).save_pretrained(folder)
+    capsys.readouterr()                                                       # the writer's own progress bar, if any
     rc = cli.main(["compress", "--model", str(folder), "--out", str(tmp_path / "o"), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "BERT-family" in err[0] and "gpt2" in err[0]
@@ -76,3 +78,62 @@ def test_allocations_spend_the_budget_exactly():
         for a in compress.ALLOCATIONS:
             r = compress.allocate(cal, B / (L * H * dh), a) if B else np.zeros((L, H), int)
             assert r.sum() == B and r.min() >= 0 and r.max() <= dh, (B, a, r.sum())
+
+
+def _random_decoder(cfg):
+    import torch
+    torch.manual_seed(0)
+    return checkpoints.adapter_from_model(transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval())
+
+
+_SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=60, initializer_range=0.1)
+FOLD_FAMILIES = {
+    "llama": lambda: transformers.LlamaConfig(num_key_value_heads=2, **_SMALL),
+    "gpt_neox": lambda: transformers.GPTNeoXConfig(rotary_pct=0.25, max_position_embeddings=64, **_SMALL),
+    "phi3": lambda: transformers.Phi3Config(num_key_value_heads=2, partial_rotary_factor=0.5, sliding_window=7, pad_token_id=0, bos_token_id=0,
+                                            eos_token_id=0, **_SMALL),
+    "gemma2": lambda: transformers.Gemma2Config(num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, attn_logit_softcapping=2.0,
+                                                sliding_window=5, **_SMALL),
+}
+
+
+@pytest.mark.parametrize("family", list(FOLD_FAMILIES))
+def test_fold_writes_the_cut_back_per_family(family):
+    """Each foldable decoder family's adapter writes a cut back: at full rank the folded model is the model itself (same weights,
+    same logits); cut to ranks in one layer, the attention transformers computes in the folded model is the cut measured in head
+    coordinates (before the rotation, one key basis per group), and it differs from the uncut attention."""
+    import numpy as np
+    import torch
+    from entropic_bound import heads
+    ad = _random_decoder(FOLD_FAMILIES[family]())
+    assert ad.family == family and ad.check_foldable() == "decoder"
+    rng = np.random.default_rng(0)
+    toks = checkpoints.pack_token_ids([list(rng.integers(1, 60, size=int(rng.integers(4, 14)))) for _ in range(40)], seq_len=24, limit=60)
+    cal = compress.calibrate(ad, toks)
+    G, H, dh = ad.n_kv_heads, ad.n_heads, ad.d_head
+    assert cal.shape == (2, G) and cal.group_size == H // G
+    run = lambda net: net(input_ids=toks.ids, attention_mask=toks.mask, output_attentions=True)
+    same = compress.fold(ad, cal, np.full((2, G), dh))
+    assert all(torch.equal(p, q) for p, q in zip(same.parameters(), ad.model.parameters()))
+    with torch.no_grad(): ref, out = run(ad.model), run(same)
+    assert torch.equal(ref.logits, out.logits)
+    ranks = np.full((2, G), dh); ranks[1] = np.linspace(2, dh - 3, G).round()
+    X = checkpoints.attention_inputs(ad, toks)
+    lay = ad.layer(1, toks.ids.shape[1])
+    st = heads.head_states(lay, X[1], toks.mask)
+    order = tuple(t[lay.group] for t in cal.orders["whitened"][1])
+    cut = heads.truncated_attention(st, heads.project_order(st, order, pre=True), torch.as_tensor(np.repeat(ranks[1], H // G)))
+    with torch.no_grad(): A = run(compress.fold(ad, cal, ranks)).attentions[1]
+    valid = toks.mask.bool()[:, None, :, None]
+    gap = float((A - cut).masked_fill(~valid, 0).abs().max())
+    moved = float((ref.attentions[1] - cut).masked_fill(~valid, 0).abs().max())
+    assert gap < 1e-5 and moved > 1e-2, (family, gap, moved)
+
+
+def test_fold_refused_with_a_query_key_norm():
+    """Gemma 3 normalises queries and keys per head after W_Q and W_K, so a cut does not fold exactly: one line says so."""
+    cfg = transformers.Gemma3TextConfig(num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=5, **_SMALL)
+    ad = _random_decoder(cfg)
+    with pytest.raises(InputError, match="^model: compress folds .*; gemma3_text normalises queries and keys") as e:
+        compress.calibrate(ad, None)
+    assert "\n" not in str(e.value)

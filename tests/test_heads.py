@@ -96,11 +96,12 @@ def test_unsupported_architecture(tmp_path):
 
 
 def test_unsupported_family_one_line_naming_the_supported(tmp_path, capsys):
-    cfg = transformers.GPTNeoXConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, vocab_size=50)
+    cfg = transformers.GPTJConfig(n_embd=32, n_layer=1, n_head=4, rotary_dim=4, vocab_size=50)
     folder = _save_random(tmp_path, cfg)
     rc = cli.main(["audit", "--model", str(folder), "--out", str(tmp_path / "o"), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and len(err) == 1 and "unsupported architecture 'gpt_neox'" in err[0] and "llama, mistral, qwen2, qwen3" in err[0]
+    assert rc == 2 and len(err) == 1 and "unsupported architecture 'gptj'" in err[0] and "llama, mistral, qwen2, qwen3" in err[0]
+    assert "gpt_neox, phi3, gemma2, gemma3_text" in err[0]
     assert not (tmp_path / "o").exists()
 
 
@@ -112,7 +113,7 @@ def test_weights_without_query_key_maps(tmp_path):
 
 
 def test_random_bert_and_gpt2_folders(tmp_path):
-    """Random BERT and GPT-2 folders load; each head's attention is the model's own, and each rank in the report is where
+    """Random folders of every supported family (BERT, GPT-2, Llama, Qwen2, Qwen3, GPT-NeoX, Phi-3, Gemma 2, Gemma 3) load; each head's attention is the model's own, and each rank in the report is where
     that head's full held-out error curve crosses the tolerance (fails one rank below, passes at it)."""
     torch.manual_seed(0)
     tol = 0.05
@@ -124,7 +125,20 @@ def test_random_bert_and_gpt2_folders(tmp_path):
                 transformers.Qwen2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
                                          vocab_size=60, initializer_range=0.08),
                 transformers.Qwen3Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                         head_dim=8, vocab_size=60, initializer_range=0.08)):
+                                         head_dim=8, vocab_size=60, initializer_range=0.08),
+                # GPT-NeoX: fused per-head query_key_value, rotary on a quarter of each head; Phi-3: fused qkv_proj, half rotary, a window
+                transformers.GPTNeoXConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, rotary_pct=0.25,
+                                           vocab_size=60, initializer_range=0.08),
+                transformers.Phi3Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                        partial_rotary_factor=0.5, sliding_window=7, vocab_size=60, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                                        initializer_range=0.08),
+                # Gemma 2: query_pre_attn_scalar, a logit soft cap, windows on alternate layers; Gemma 3: q/k norm, local and global rotary
+                transformers.Gemma2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                          head_dim=8, query_pre_attn_scalar=12, attn_logit_softcapping=2.0, sliding_window=5, vocab_size=60,
+                                          initializer_range=0.08),
+                transformers.Gemma3TextConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                              head_dim=8, query_pre_attn_scalar=12, sliding_window=5, layer_types=["sliding_attention", "full_attention"],
+                                              vocab_size=60, initializer_range=0.08)):
         # initializer_range 0.2 (not 0.02) so that attention is far from uniform and the ranks are not all 0
         folder = _save_random(tmp_path, cfg)
         ad = checkpoints.load_adapter(folder)
@@ -149,7 +163,7 @@ def test_random_bert_and_gpt2_folders(tmp_path):
             for r in rep.heads[4 * l:4 * l + 4]:
                 h = r["head"]
                 assert r["uniform_tv"] == pytest.approx(curves["native"]["tv"][0, h], rel=1e-5)
-                for order in ("native", "static_order") + (("prerotary",) if ad.family in ("llama", "qwen2", "qwen3") else ()):
+                for order in ("native", "static_order") + (("prerotary",) if ad.layer(l).rotary else ()):
                     tv, k = curves[order]["tv"][:, h], r[f"{order}_tv"]
                     assert tv[-1] < 1e-5, (order, l, h)                                  # the full kernel gives the attention back
                     assert tv[k] <= tol and (k == 0 or tv[k - 1] > tol), (cfg.model_type, order, l, h, k, tv)
