@@ -279,11 +279,11 @@ def figure_png(fig) -> bytes:
     buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
 
 def reusable_record(name: str, out: Path, config: dict) -> dict | None:
-    "The record of experiment `name` under `out` if it was made with `config` and its files are all there, else None."
+    "The record of experiment `name` under `out` if it was made with `config` and its files and measured units are all there, else None."
     record_path = Path(out) / ".records" / f"{name}.json"
     if not record_path.exists(): return None
     record = json.loads(record_path.read_text())
-    if record.get("key") == config_key(config) and all((Path(out) / f).exists() for f in record["files"]):
+    if record.get("key") == config_key(config) and all((Path(out) / f).exists() for f in record["files"]) and _units_path(out, name).is_file():
         return record | dict(reused=True)
     return None
 
