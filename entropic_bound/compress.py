@@ -127,7 +127,9 @@ class AllocationRule:
     marker: str
 
     @property
-    def style(self) -> tuple: return self.color, self.marker
+    def style(self) -> tuple:
+        "(colour, marker) of the rule in every figure."
+        return self.color, self.marker
 
 ALLOCATION_RULES: dict = {}
 
