@@ -7,6 +7,8 @@ Usage (from anywhere):  .venv/bin/python docs/build.py [--no-nbdev] [--strict]
    the same files `nbdev_docs` hands to Quarto.
 2. Sphinx renders `_proc/` into `_build/html` (no execution: the notebooks are committed with their
    outputs), with MathJax 3.2.2 copied from the npm package in `docs/node_modules/` and the search index.
+3. `llms.txt` at the site's root (the llms.txt convention): the project's name and summary, then a link to every page
+   with its one-line summary, in the site's order — written from the notebooks' titles and summary block quotes.
 """
 from __future__ import annotations
 
@@ -78,6 +80,37 @@ def mathjax_static() -> Path:
     return MATHJAX_STATIC
 
 
+def _plain(md: str) -> str:
+    "One line of Markdown with its links reduced to their text (a summary may link to a notebook)."
+    import re
+    return " ".join(re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", md).split())
+
+
+def llms_txt(src: Path = PROC) -> str:
+    """The site's `llms.txt` (https://llmstxt.org): `# name`, `> summary`, then one `- [title](page.html): summary` line
+    per page under `## The paper` / `## The library`, in the sidebar's order. Names and summaries are each notebook's
+    title and its one-line summary block quote (nbdev's front matter in `src`); the front page gives the project's."""
+    import json
+    sys.path.insert(0, str(DOCS))
+    from quarto_compat import front_matter, page_order, is_paper_page
+    from nbdev.config import get_config
+    cfg = get_config(path=ROOT)
+    meta = {d: front_matter(json.loads((src / f"{d}.ipynb").read_text())) for d in page_order(src)}
+    missing = [d for d, fm in meta.items() if not fm.get("title") or not fm.get("description")]
+    if missing: raise SystemExit(f"llms.txt: no title or no one-line summary (the `> ...` under the title) in {missing}")
+    item = lambda d: f"- [{_plain(str(meta[d]['title']))}]({d}.html): {_plain(str(meta[d]['description']))}"
+    front = meta.get("index", {"title": cfg.lib_name, "description": cfg.description})
+    rest = [d for d in meta if d != "index"]
+    lines = [f"# {_plain(str(front['title']))}", "", f"> {_plain(str(front['description']))}", "",
+             f"Every page is a notebook of {cfg.git_url} (folder `{cfg.nbs_path.name}/`), rendered with its outputs; "
+             f"the library `{cfg.lib_name}` is exported from those notebooks.", ""]
+    if "index" in meta: lines += ["## Front page", "", item("index"), ""]
+    for caption, docs in (("The paper", [d for d in rest if is_paper_page(str(meta[d]["title"]))]),
+                          ("The library", [d for d in rest if not is_paper_page(str(meta[d]["title"]))])):
+        if docs: lines += [f"## {caption}", "", *map(item, docs), ""]
+    return "\n".join(lines)
+
+
 def sphinx_build(strict: bool = False) -> int:
     "Render `_proc/` with Sphinx (config in docs/conf.py) into `_build/html`."
     from sphinx.cmd.build import build_main
@@ -100,7 +133,9 @@ def main(argv=None) -> int:
     os.environ["EB_MATHJAX_STATIC"] = str(MATHJAX_STATIC)
     t1 = time.time()
     rc = sphinx_build(a.strict)
-    if rc == 0: print(f"sphinx: site in {OUT.relative_to(ROOT)}/ ({time.time() - t1:.0f} s); open {OUT / 'index.html'}")
+    if rc == 0:
+        (OUT / "llms.txt").write_text(llms_txt(PROC), encoding="utf-8")
+        print(f"sphinx: site in {OUT.relative_to(ROOT)}/ ({time.time() - t1:.0f} s), with llms.txt; open {OUT / 'index.html'}")
     return rc
 
 

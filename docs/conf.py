@@ -48,14 +48,21 @@ math_numfig = True
 numfig = True
 
 html_theme = "sphinx_book_theme"
-html_static_path = [str(DOCS / "_static"), os.environ.get("EB_MATHJAX_STATIC", str(ROOT / "_build" / "mathjax_static"))]
-html_css_files = ["custom.css"]
+# nbs/styles.css is the stylesheet the notebooks' own markup relies on (e.g. the `.reconstructed` label), shared with
+# Quarto; custom.css, loaded after it, is this site's look
+html_static_path = [str(DOCS / "_static"), str(cfg.nbs_path / "styles.css"),
+                    os.environ.get("EB_MATHJAX_STATIC", str(ROOT / "_build" / "mathjax_static"))]
+html_css_files = ["styles.css", "custom.css"]
 html_favicon = str(DOCS / "_static" / "favicon.svg")
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None
+# launch buttons: every page is a notebook, opened from the repository named in settings.ini (git_url, branch, nbs_path)
+launch_buttons = {"binderhub_url": "https://mybinder.org", "colab_url": "https://colab.research.google.com",
+                  "notebook_interface": "jupyterlab"}
 html_theme_options = {
     "repository_url": cfg.git_url,
+    "launch_buttons": launch_buttons,
     "repository_branch": cfg.branch,
     "path_to_docs": cfg.nbs_path.name,
     "use_repository_button": True,
