@@ -238,6 +238,10 @@ def _compress_arguments(p: argparse.ArgumentParser) -> None:
                    f"else {','.join(f'{b:g}' for b in TABLE6_BUDGETS)})")
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
+    p.add_argument("--route", default="fold", choices=("fold", "slice", "latent", "cache"),
+                   help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K; default), slice (encoders: query/key maps "
+                        "sum(r_h) wide, its own modeling code), latent or cache (rotary decoders: a key cache of sum_g r_g numbers per token, Palu's "
+                        "pre-rotary latent or the post-rotary basis; its own modeling code). Load slice, latent and cache exports with trust_remote_code=True")
     p.add_argument("--no-export", action="store_true", help="write the table only, no compressed checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -257,7 +261,7 @@ def compress_command(a) -> int:
     from entropic_bound.table6 import run_compress
     try:
         result = run_compress(a.out, a.model, a.text, budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
-                              not a.no_progress, log=lambda s: print(s, file=sys.stderr))
+                              not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route)
     except ImportError as e: return _error("compress", e)
     held = sum(c.holds for c in result.claims)
     print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {held} of {len(result.claims)} claims hold")

@@ -13,13 +13,12 @@ import numpy as np
 
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
-from .compress import ALLOCATIONS, allocate, compress_split, export, fidelity_meter, fold, split_lines
+from .compress import ALLOCATIONS, ALLOCATION_RULES, allocate, compress_split, export, fidelity_meter, fold, split_lines
 from .spectral import InputError
-from .checkpoints import BertHeads
 
 # %% auto #0
-__all__ = ['TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TABLE6', 'Table6Settings', 'measure_table6', 'summarise_table6',
-           'run_compress']
+__all__ = ['TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TABLE6', 'EXPORT_ROUTES', 'Table6Settings', 'measure_table6',
+           'summarise_table6', 'run_compress']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
@@ -47,9 +46,8 @@ TABLE6_PRESETS = {"quick": dict(), "paper": dict(), "smoke": dict(budgets=(0.5,)
 @functools.lru_cache(maxsize=2)
 def _load(model, device: str):
     from entropic_bound.checkpoints import load_adapter
-    from entropic_bound.compress import _foldable
     adapter = load_adapter(model, device, causal_lm=True)              # a decoder with its language-model head; an encoder as it is
-    _foldable(adapter)
+    adapter.check_foldable()                                            # a family the cut folds into exactly, or one line why not
     return adapter
 
 def _adapter(s: Table6Settings, device: str = "cpu"):
@@ -112,8 +110,6 @@ def _claims(s: Table6Settings, units: dict) -> list:
                              removes=removes) for base in ("uniform", "static")]
 
 # %% ../nbs/36_table6.ipynb #0ac9f899
-_STYLE = {"native": ("C0", "o"), "static": ("C1", "s"), "uniform": ("C2", "^"), "greedy": ("C3", "D"), "shuffled": ("0.5", "x")}
-
 def _figures(s: Table6Settings, rows: list, units: dict) -> dict:
     "Fidelity against budget, one line per allocation (solid: whitened directions, dashed: the kernel's SVD order), with the split-to-split range; and the allocated ranks per head at the middle budget."
     import matplotlib.pyplot as plt
@@ -128,7 +124,7 @@ def _figures(s: Table6Settings, rows: list, units: dict) -> dict:
                 x = np.array([r["budget"] for r in rs]); y = np.array([loss(m, r[m]) for r in rs])
                 a1, a2 = np.array([loss(m, r[f"{m}_max"]) for r in rs]), np.array([loss(m, r[f"{m}_min"]) for r in rs])
                 lo, hi = np.minimum(a1, a2), np.maximum(a1, a2)
-                c, mk = _STYLE[a]
+                c, mk = ALLOCATION_RULES[a].style
                 ax.errorbar(x, y, yerr=[y - lo, hi - y], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=f"{a}" + ("" if o == "whitened" else ", SVD order"))
         ax.set(xlabel="budget (fraction of query-key directions)", ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]],
                yscale="log", title={"cosine": "embedding cosine", "spearman": "similarity ranking (Spearman)", "knn": "10 nearest neighbours kept",
@@ -154,19 +150,39 @@ TABLE6 = OnePartExperiment("table6", "beyond", "Table 6 — compressing attentio
                            measure_table6, summarise_table6)
 
 # %% ../nbs/36_table6.ipynb #ee687501
+EXPORT_ROUTES = {"encoder": ("fold", "slice"), "decoder": ("fold", "latent", "cache")}
+
+def _export_route(adapter, s: Table6Settings, u0, lines: list, net, ranks, route: str):
+    """The model to export for `route` and its fidelity (None: the fold's) and savings: 'fold' the folded model (same shape);
+    'slice' (encoders) the fold with its zero query/key coordinates removed; 'latent' (rotary decoders) the fold with Palu's
+    pre-rotary latent key cache; 'cache' (rotary decoders) the original weights with the post-rotary low-rank key cache."""
+    from entropic_bound.checkpoints import encode_text
+    if route == "fold": return net, None, {}
+    if route == "slice":
+        from entropic_bound.modeling_sliced_bert import SlicedBertModel, slice_savings
+        return SlicedBertModel.from_folded(net, ranks), None, slice_savings(net.config, ranks)
+    from entropic_bound.key_cache import key_cache_model, latent_maps, post_rotary_maps
+    if route == "latent": net = key_cache_model(net, latent_maps(u0.calibration, ranks)); fid = None
+    else:
+        net = key_cache_model(adapter.model, post_rotary_maps(adapter, encode_text(adapter, split_lines(lines, 0)[0], s.seq_len), ranks))
+        fid = fidelity_meter(adapter, split_lines(lines, 0)[1], s.seq_len)(net)
+    return net, fid, net.key_maps().key_bytes_per_token(next(net.parameters()).element_size())
+
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
-                 log=print, force: bool = False) -> ExperimentResult:
+                 log=print, force: bool = False, route: str = "fold") -> ExperimentResult:
     """`entropic-bound compress`: run Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits
     through the experiment runner (`run_experiments`: table6.csv, table6.md, the figures and the record in `out`, reused when `out`
     holds the same run and `force` is not set), write claims.json, and, with `export_model`, export the model compressed at `budget`
     by `allocation` in `order` (calibrated on split 0, from the units the runner kept) as a checkpoint folder `out/model` with
-    `manifest.json`."""
+    `manifest.json`. `route`: what the export is — 'fold' (the same architecture, zeros where the cut is), 'slice' (encoders: the
+    query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`)."""
     from entropic_bound.experiment import atomic_write
     if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
     if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
     if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
+    if route not in {r for rs in EXPORT_ROUTES.values() for r in rs}: raise InputError("route", f"must be fold, slice, latent or cache; got {route!r}")
     out = Path(out)
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
@@ -174,8 +190,10 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     try: s = TABLE6.settings("quick", **overrides)
     except ValueError as e: raise InputError("budgets", str(e)) from None
     lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
-    if order == "svd" and not isinstance(_adapter(s, device), BertHeads):
+    if order == "svd" and _adapter(s, device).kind != "encoder":
         raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
+    if export_model and route not in EXPORT_ROUTES[_adapter(s, device).kind]:
+        raise InputError("route", f"an {_adapter(s, device).kind} exports by {' or '.join(EXPORT_ROUTES[_adapter(s, device).kind])}; got {route!r}")
     record, = run_experiments(["table6"], out, "quick", seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
     if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
     measured = reusable_units(out, experiment_config("table6", "quick", seeds, device, overrides))
@@ -186,10 +204,11 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
         adapter, u0, key = _adapter(s, device), units[0], (allocation, float(budget))
         ranks = u0.ranks[key] if key in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)
         held = split_lines(lines, 0)[1]
-        net = fold(adapter, u0.calibration, ranks, order)
-        fid = u0.fidelity[(allocation, order, float(budget))] if (allocation, order, float(budget)) in u0.fidelity else fidelity_meter(adapter, held, s.seq_len)(net)
+        net, fid, savings = _export_route(adapter, s, u0, lines, fold(adapter, u0.calibration, ranks, order), ranks, route)
+        if fid is None:                                             # the fold's fidelity: measured in the table, or here
+            fid = u0.fidelity[(allocation, order, float(budget))] if (allocation, order, float(budget)) in u0.fidelity else fidelity_meter(adapter, held, s.seq_len)(net)
         export(net, adapter.tokenizer, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
-               split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
-        log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions): held-out "
+               route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
+        log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions, route {route}): held-out "
             + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
     return result
