@@ -54,6 +54,7 @@ _CITE_GROUP = re.compile(r"\[(-?@[\w:.-]+(?:\s*;\s*-?@[\w:.-]+)*)\]")
 _CITE_TEXT = re.compile(r"(?<![\w@\[`])@([A-Za-z][\w:-]*\d{4}[\w-]*)")
 _EQ_LABEL = re.compile(r"\$\$\s*\{#(eq-[\w-]+)\}")
 _EQ_REF = re.compile(r"@(eq-[\w-]+)")
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _SHOWDOC_ATTRS = re.compile(r"\)\{target=\"_blank\"[^}]*\}")  # nbdev: [source](URL){target="_blank" style=...}
 
 
@@ -127,6 +128,9 @@ class Translator:
 
     def notebook(self, text: str, docname: str, extra_md: str = "") -> str:
         nb = json.loads(text)
+        # Jupyter widgets (e.g. a progress bar a notebook happened to show) have no state in a static page, and their
+        # presence makes myst-nb load require.js and the widget manager from a CDN: drop the state and the widget views
+        nb.get("metadata", {}).pop("widgets", None)
         fm = front_matter(nb)
         cells = []
         if fm.get("title"):
@@ -139,6 +143,7 @@ class Translator:
             if cell["cell_type"] == "markdown":
                 cell["source"] = self.markdown(src, docname); cells.append(cell); continue
             opts, code = _cell_options(src)
+            if "outputs" in cell: cell["outputs"] = [o for o in cell["outputs"] if _WIDGET_VIEW not in o.get("data", {})]
             if not code.strip() and not cell.get("outputs"): continue
             cell["source"] = code.strip("\n")
             tags = _tags_for(opts)
