@@ -10,13 +10,14 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS', 'COMMANDS', 'EXIT_STATUS',
-           'reference_verdicts', 'verdict_differences', 'reproduce_command', 'estimate_command', 'audit_command',
-           'compress_budgets', 'compress_command', 'parser', 'main']
+__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'SHELVES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS', 'COMMANDS',
+           'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command', 'estimate_command',
+           'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 PRESETS = ("quick", "paper", "smoke")                                  # = experiment.PRESETS
 EXPERIMENT_NAMES = (*(f"table{i}" for i in range(1, 6)), "audit", "table6")   # = the keys of experiment.EXPERIMENTS
+SHELVES = ("paper", "beyond", "all")                                       # = experiment.SHELVES
 ESTIMATE_KINDS = ("token-mixing", "linear-qk", "softmax-qk")            # = estimate.KINDS
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +70,8 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--out", required=True, help="output directory (created if needed)")
     r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
+    r.add_argument("--shelf", default="paper", choices=SHELVES, help="which experiments: paper (Tables 1-5, the default), beyond (the audit and Table 6 "
+                   "of the shipped MiniLM, extra [models]) or all; --only picks by name instead")
     r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENT_NAMES)}")
     r.add_argument("--force", action="store_true", help="recompute experiments even if their outputs are up to date")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -146,7 +149,7 @@ def reproduce_command(a) -> int:
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit, a.shelf)
     except cluster_errors as e: return _error("reproduce", e)
     except OSError as e: return _error("reproduce", f"cannot write the results under --out {a.out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}")
     for c in claims:

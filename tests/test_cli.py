@@ -119,6 +119,8 @@ def test_reproduce_help_states_the_exit_status(capsys):
 def test_the_parser_names_are_the_librarys():
     from entropic_bound.experiment import EXPERIMENTS, PRESETS
     assert cli.PRESETS == PRESETS and cli.EXPERIMENT_NAMES == tuple(EXPERIMENTS) and cli.ESTIMATE_KINDS == est.KINDS
+    from entropic_bound.experiment import SHELVES
+    assert cli.SHELVES == SHELVES
     assert cli.TABLE6_BUDGETS == t6.Table6Settings().budgets
 
 
