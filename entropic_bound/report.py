@@ -174,13 +174,15 @@ def fraction_resolution(values) -> float:
     "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
     return 1.0 / max(1, np.asarray(values).size)
 
-def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = ()) -> None:
-    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses), any claim whose control passes and any whose control is a strawman."
+def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expect_uninformative: Sequence[str] = ()) -> None:
+    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses), any claim whose control passes (unless listed in `expect_uninformative`, likewise a finding) and any whose control is a strawman."
     for c in claims: print(c)
     bad = [c.id for c in claims if (not c.holds and c.id not in expect_fail)]
     assert not bad, f"claims that do not hold: {bad}"
-    uninformative = [c.id for c in claims if not c.informative]
+    uninformative = [c.id for c in claims if not c.informative and c.id not in expect_uninformative]
     assert not uninformative, f"claims whose negative control passes too (uninformative): {uninformative}"
+    informative = [i for i in expect_uninformative if next(c for c in claims if c.id == i).informative]
+    assert not informative, f"claims expected to be uninformative whose control fails: {informative}"
     strawmen = [c.id for c in claims if c.strawman]
     assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SPREADS:g} standard errors (strawmen): {strawmen}"
     unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
