@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .policy import cpu_threads
+from .policy import cpu_threads, progress_bar
 from .heads import (check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_sequences)
 from .checkpoints import (HeadAdapter, TokenBatch, attention_inputs, default_text_path, encode_text, load_adapter, read_text)
 from .spectral import InputError
@@ -24,9 +24,12 @@ from .spectral import InputError
 __all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures']
 
 # %% ../nbs/09_real_heads.ipynb #56022a8c
-def layer_table(adapter: HeadAdapter) -> list[dict]:
-    "One row per (layer, matrix) with `heads.matrix_measures`, the quantisation edge included where the matrix lies on a grid."
-    rows = [dict(layer=l, matrix=name, **matrix_measures(W, grid_step(W))) for l in range(adapter.n_layers) for name, W in adapter.matrices(l).items()]
+def layer_table(adapter: HeadAdapter, bar=None) -> list[dict]:
+    "One row per (layer, matrix) with `heads.matrix_measures`, the quantisation edge included where the matrix lies on a grid; `bar` (a progress bar) steps once per layer."
+    rows = []
+    for l in range(adapter.n_layers):
+        rows += [dict(layer=l, matrix=name, **matrix_measures(W, grid_step(W))) for name, W in adapter.matrices(l).items()]
+        if bar is not None: bar.set_postfix_str(f"layer {l} matrices"); bar.update()
     keys = list(dict.fromkeys(k for r in rows for k in r))
     return [{k: r.get(k, float("nan")) for k in keys} for r in rows]                # one header for all rows
 
@@ -55,18 +58,18 @@ def pick_curve_heads(rows: list[dict], n: int = 4) -> list[tuple]:
 def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_out: float | None = None, seed: int = 0,
                 fraction: float = 0.9, n_curves: int = 4, progress: bool = False) -> HeadsReport:
     "Static and attention-native ranks of every head on `batch` (held-out split by `seed`), error curves, per-layer matrix table."
-    from tqdm.auto import tqdm
     tol = check_tol(tol); tol_out = tol if tol_out is None else check_tol(tol_out, "tol-out")
     fit, held = split_sequences(batch.ids.shape[0], seed)
     T = batch.ids.shape[1]
-    bar = tqdm(total=adapter.n_layers + 3, desc="audit", unit="step", disable=not progress, file=sys.stderr)
-    X = attention_inputs(adapter, batch); bar.update()
+    bar = progress_bar(total=2 * adapter.n_layers + 2, desc="audit", unit="step", show=progress)    # inputs, heads per layer, curves, matrices per layer
+    X = attention_inputs(adapter, batch); bar.set_postfix_str("attention inputs"); bar.update()
     rows, curves = [], {}
     quant = [adapter.quant_steps(l) for l in range(adapter.n_layers)]
     device = next(adapter.model.parameters()).device                   # the head mathematics runs where the model is
     with cpu_threads(device, 1):                                        # many small batched solves: one thread is much faster
         for l in range(adapter.n_layers):
-            rows += measure_layer(adapter.layer(l, T), X[l].to(device), batch.mask, fit, held, tol, tol_out, fraction, index=l, quant=quant[l]); bar.update()
+            rows += measure_layer(adapter.layer(l, T), X[l].to(device), batch.mask, fit, held, tol, tol_out, fraction, index=l, quant=quant[l])
+            bar.set_postfix_str(f"layer {l} heads"); bar.update()
         picked = pick_curve_heads(rows, n_curves)
         for l in sorted({l for l, _ in picked}):
             hs = [h for ll, h in picked if ll == l]
@@ -74,8 +77,8 @@ def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_
             orders = [o for o in c if o != "ranks"]
             for i, h in enumerate(hs):
                 curves[(l, h)] = dict(ranks=c["ranks"], **{f"{o}_{k}": c[o][k][:, i] for o in orders for k in ("tv", "out")})
-        bar.update()
-    layers = layer_table(adapter); bar.update(); bar.close()
+        bar.set_postfix_str(f"error curves of {len(picked)} heads"); bar.update()
+    layers = layer_table(adapter, bar); bar.close()
     meta = dict(family=adapter.family, n_layers=adapter.n_layers, n_heads=adapter.n_heads, n_kv_heads=adapter.n_kv_heads,
                 d_model=adapter.d_model, d_head=adapter.d_head, rotary="prerotary_tv" in rows[0], quantised=quant[0] is not None,
                 sequences=int(batch.ids.shape[0]), fit_sequences=len(fit), held_sequences=len(held), tokens=int(batch.mask.sum()),
@@ -163,8 +166,10 @@ def summary_markdown(report: HeadsReport, model_name: str, text_name: str, notes
 
 # %% ../nbs/09_real_heads.ipynb #074e4029
 def heads_figures(report: HeadsReport) -> dict:
-    "Figures: static vs native rank per head, layer x head maps, error-vs-rank curves of the picked heads -> {file name: figure}."
+    "Figures: static vs native rank per head, layer x head maps, error-vs-rank curves of the picked heads (none when no head's curves were drawn) -> {file name: figure}; every integer axis has integer ticks."
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    whole = lambda axis: axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     rows, m = report.heads, report.meta
     col = lambda k: np.array([r[k] for r in rows], dtype=np.float64)
     dh = m["d_head"]
@@ -176,13 +181,14 @@ def heads_figures(report: HeadsReport) -> dict:
     ax.scatter(col("static_energy"), col("static_order_tv"), s=10, color="0.55", label="static-order cut, attention TV")
     ax.set(xlabel="static kernel energy effective rank" + (" (offset 0)" if m["rotary"] else ""), ylabel="rank needed on held-out text",
            xlim=(0, dh + 1), ylim=(-1, dh + 1))
-    ax.legend(fontsize=7, loc="upper left"); f1.tight_layout()
+    whole(ax.yaxis); ax.legend(fontsize=7, loc="upper left"); f1.tight_layout()
     f2, axs = plt.subplots(1, 3, figsize=(12, 2.2 + 0.35 * m["n_layers"] * (1 if m["n_layers"] <= 12 else 0.5)), sharey=True)
     for a, (k, title) in zip(axs, (("static_energy", "static energy rank"), ("native_tv", "native rank (TV)"), ("native_out", "native rank (output)"))):
         im = a.imshow(col(k).reshape(m["n_layers"], m["n_heads"]), vmin=0, vmax=dh, cmap="viridis", aspect="auto")
-        a.set(title=title, xlabel="head"); a.set_yticks(range(0, m["n_layers"], 1 if m["n_layers"] <= 12 else 5))
-    axs[0].set_ylabel("layer"); f2.colorbar(im, ax=axs, shrink=0.9, label=f"rank (of d_head = {dh})")
-    n = max(len(report.curves), 1)
+        a.set(title=title, xlabel="head"); a.set_yticks(range(0, m["n_layers"], 1 if m["n_layers"] <= 12 else 5)); whole(a.xaxis)
+    axs[0].set_ylabel("layer"); whole(f2.colorbar(im, ax=axs, shrink=0.9, label=f"rank (of d_head = {dh})").ax.yaxis)
+    if not report.curves: return {"static_vs_native.png": f1, "layer_head_map.png": f2}      # --curves 0: no blank figure
+    n = len(report.curves)
     f3, axs = plt.subplots(1, n, figsize=(3.3 * n, 3.0), squeeze=False)
     styles = (("native_tv", "C0-", "native, TV"), ("native_out", "C1-", "native, output"), ("prerotary_tv", "C2-.", "pre-rotary, TV"),
               ("static_order_tv", "C0--", "static order, TV"), ("static_order_out", "C1--", "static order, output"))
@@ -190,8 +196,7 @@ def heads_figures(report: HeadsReport) -> dict:
         for key, style, label in styles:
             if key in c: a.plot(c["ranks"], np.maximum(c[key], 1e-12), style, lw=1.2, label=label)
         a.axhline(m["tol"], color="0.5", lw=0.8, ls=":"); a.set_yscale("log"); a.set_ylim(1e-5, 2)
-        a.set(title=f"layer {l}, head {h}", xlabel="rank r")
-    axs[0][0].set_ylabel("held-out error")
-    if report.curves: axs[0][0].legend(fontsize=6)
+        a.set(title=f"layer {l}, head {h}", xlabel="rank r"); whole(a.xaxis)
+    axs[0][0].set_ylabel("held-out error"); axs[0][0].legend(fontsize=6)
     f3.tight_layout()
     return {"static_vs_native.png": f1, "layer_head_map.png": f2, "error_curves.png": f3}

@@ -298,7 +298,7 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 
     """Calibrate on one half of `lines` (split `seed`), then fold every allocation x order x budget and measure its fidelity on the
     other half: sentence embeddings for an encoder (`fidelity`), next-token distributions for a decoder (`next_token_fidelity`;
     its lines packed into sequences as for the calibration; the whitened order only)."""
-    from tqdm.auto import tqdm
+    from entropic_bound.policy import progress_bar
     fit, held = split_lines(lines, seed)
     cal = calibrate(adapter, encode_text(adapter, fit, seq_len))
     orders = tuple(o for o in orders if o in cal.orders)
@@ -306,7 +306,7 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 
     work = copy.deepcopy(adapter.model)
     ranks, fid = {}, {}
     jobs = [(b, a, o) for b in budgets for a in allocations for o in orders]
-    for b, a, o in tqdm(jobs, desc=f"compress split {seed}", disable=None if progress is None else not progress, leave=False):
+    for b, a, o in progress_bar(jobs, desc=f"compress split {seed}", unit="fold", show=progress, lines=False, leave=False):   # a log: one line per split (Table 6)
         if (a, b) not in ranks: ranks[(a, b)] = allocate(cal, b, a, seed=seed)
         fid[(a, o, b)] = measure(fold(adapter, cal, ranks[(a, b)], o, model=work))
     return SplitResult(cal, ranks, fid)

@@ -78,7 +78,9 @@ class RankEstimate:
     def plot(self) -> Figure:
         "Left: the spectrum that was cut and its edge; right: r̂ over the bootstrap resamples (-1: not determined)."
         from matplotlib.figure import Figure                           # only when a figure is drawn
+        from matplotlib.ticker import MaxNLocator
         fig = Figure(figsize=(9, 3.2)); a, b = fig.subplots(1, 2)
+        for axis in (a.xaxis, b.xaxis, b.yaxis): axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # index, rank and count: integers
         dec = self.decision
         if dec is not None:
             s = np.asarray(dec.spectrum)

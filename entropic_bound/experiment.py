@@ -15,11 +15,10 @@ from typing import Iterator
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from . import __version__
 from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
-from .policy import cpu_threads, engine_threads, set_worker_threads
+from .policy import cpu_threads, engine_threads, progress_bar, set_worker_threads
 from .spectral import InputError
 
 # %% auto #0
@@ -356,6 +355,8 @@ class ProcessPool(InProcess):
     def measure(self, jobs: list) -> Iterator[tuple]:
         import multiprocessing
         if not jobs: return
+        import sys
+        if sys.stderr.isatty(): jobs = [dataclasses.replace(j, progress=False) for j in jobs]   # a terminal: the parent's bar is the one bar
         workers = min(self.workers, len(jobs))                      # the cores shared among the workers there are
         pool = multiprocessing.get_context("spawn").Pool(workers, _pool_init, (max(1, engine_threads() // workers),))
         try:
@@ -390,10 +391,11 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         exp = experiment(name); settings = exp.settings(preset, **overrides.get(name, {}))
         pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
     jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
-    with tqdm(total=len(jobs), desc="units", disable=None if progress is None else not progress) as bar:
+    with progress_bar(total=len(jobs), desc="units", unit="unit", show=progress) as bar:     # a bar on a terminal, a line per unit in a log
+        for name in records: bar.note(f"{name}: reused, its record under {out} is up to date (--force measures it again)")
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
-            bar.update(); bar.set_postfix_str(f"{job.name}/{job.unit.part}")
+            bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
             if len(p.measured) == len(p.units):                          # all of its units: summarise and write
                 t0 = time.perf_counter()
                 result = summarise_units(p.exp, p.settings, seeds, p.measured)

@@ -11,7 +11,8 @@ import torch
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads', 'set_worker_threads', 'tune_allocator']
+__all__ = ['set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threads', 'set_worker_threads', 'tune_allocator',
+           'LineProgress', 'progress_bar']
 
 # %% ../nbs/21a_policy.ipynb #e1dcd1f1
 def set_cpu_threads(n: int = 1):
@@ -73,3 +74,51 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30
     if not hasattr(libc, "mallopt"): return False
     M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
     return all(libc.mallopt(k, v) == 1 for k, v in ((M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, trim_threshold), (M_TOP_PAD, top_pad)))
+
+# %% ../nbs/21a_policy.ipynb #e2db6cf4
+import sys, time
+
+def _in_notebook(stream) -> bool: return type(stream).__module__.startswith("ipykernel")
+
+class LineProgress:
+    "The log-file form of a progress bar: one plain line per step, `desc: n/total unit, postfix (seconds)`, flushed at once; the calls of a tqdm bar."
+    def __init__(self, iterable=None, total=None, desc: str = "", unit: str = "it", file=None):
+        self.iterable, self.desc, self.unit, self.file = iterable, desc, unit, sys.stderr if file is None else file
+        self.total = len(iterable) if total is None and hasattr(iterable, "__len__") else total
+        self.n, self.postfix, self.t0 = 0, "", time.perf_counter()
+    def __iter__(self):
+        for x in self.iterable:
+            yield x
+            self.update()
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+    def set_postfix_str(self, s: str = "", refresh: bool = True): self.postfix = str(s)
+    def set_description(self, desc: str = "", refresh: bool = True): self.desc = desc
+    def write(self, s: str, file=None, end: str = "\n"): print(s, file=self.file if file is None else file, end=end, flush=True)
+    def update(self, n: int = 1):
+        self.n += n
+        where = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
+        self.write(f"{self.desc}: {where} {self.unit}" + (f", {self.postfix}" if self.postfix else "") + f" ({time.perf_counter() - self.t0:.1f} s)")
+    def note(self, s: str): self.write(s)
+    def close(self): pass
+
+class _Silent(LineProgress):
+    "A progress bar that shows nothing."
+    def update(self, n: int = 1): self.n += n
+    def write(self, s: str, file=None, end: str = "\n"): pass
+    def note(self, s: str): pass
+
+def progress_bar(iterable=None, total=None, desc: str = "", unit: str = "it", show: bool | None = None, lines: bool = True, leave: bool = True):
+    """Progress over `iterable` (or `total` steps) on stderr, readable where it goes: a tqdm bar on a terminal (a widget in a notebook);
+    elsewhere — a log file, a pipe — one plain line per step (`LineProgress`) when `lines`, else nothing. `show`: False shows nothing;
+    None (the default) shows it except in a notebook; True everywhere. Every form takes tqdm's `update`, `set_postfix_str`, `close`,
+    `with` and iteration, and `note(s)`: one line said beside the bar (nothing where the bar shows nothing)."""
+    err = sys.stderr
+    if show is False or (show is None and _in_notebook(err)): return _Silent(iterable, total, desc, unit, err)
+    if _in_notebook(err) or (hasattr(err, "isatty") and err.isatty()):
+        from tqdm.auto import tqdm
+        bar = tqdm(iterable, total=total, desc=desc, unit=unit, leave=leave, file=err)
+        bar.note = lambda s: bar.write(s, file=err)
+        return bar
+    return LineProgress(iterable, total, desc, unit, err) if lines else _Silent(iterable, total, desc, unit, err)
+

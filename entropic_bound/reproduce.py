@@ -25,7 +25,8 @@ __all__ = ['NOTES_HEADING', 'figure1', 'claims_markdown', 'claims_notes', 'claim
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
     "Figure 1 from the `extra` data of Tables 1–3: surrogate tight → naive transfer fails → attention-native restores."
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.3), gridspec_kw=dict(wspace=0.55))
+    from matplotlib.ticker import MaxNLocator
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.6), gridspec_kw=dict(wspace=0.55))
     s = table1_extra["sweep"]; floor = s["noise_floor"]; r = np.array(s["r"]); below = r < s["r_star"]
     ax = axes[0]
     ax.semilogy(r, np.array(s["excess"]) / floor, "o-", label="measured excess")
@@ -43,6 +44,7 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
         ax.legend(fontsize=7, loc="center right")
     ax.set(ylim=(0, 1.15), ylabel="relative excess at r = r*", xlabel="ladder class (0 = achieves, 1 = learns nothing)",
            title="② Naive transfer to attention:\nfails even at full rank (B1c)")
+    ax.tick_params(axis="x", labelrotation=90, labelsize=8)                # upright class names: side by side, never overlapping
     ax = axes[2]
     for kind, sw in table3_extra["sweep"].items():
         ax.semilogy(sw["r"], np.maximum(sw["excess_over_floor"], 1e-6), "o-", label=f"{kind} attention")
@@ -51,7 +53,8 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
     ax.set(xlabel="query–key kernel rank r", ylabel="excess risk / noise floor",
            title=f"③ Attention-native r* = {r_star}:\ndeficiency and achievability restored"); ax.legend(fontsize=7)
     fig.suptitle("The Entropic Bound: tight for a fixed operator, lost by static kernels, restored by the attention-native rank", fontsize=11)
-    fig.subplots_adjust(top=0.78, bottom=0.14, left=0.06, right=0.98)
+    for a in (axes[0], axes[2]): a.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # ranks: integer ticks
+    fig.subplots_adjust(top=0.78, bottom=0.2, left=0.06, right=0.98)
     for a, b, text in [(axes[0], axes[1], "direct transfer"), (axes[1], axes[2], "redefine r* inside attention")]:
         x = (a.get_position().x1 + b.get_position().x0) / 2
         fig.text(x, 0.885, "➜", ha="center", va="center", fontsize=20, color="dimgray")

@@ -61,7 +61,9 @@ def _lines(s: Table6Settings) -> list:
 def measure_table6(s: Table6Settings, seeds, device="cpu", progress=None) -> dict:
     "One `compress.SplitResult` per seed, the seed choosing the split of the text into a fit half and a held-out half -> {seed: SplitResult}."
     adapter, lines = _adapter(s, device), _lines(s)
-    return {x: compress_split(adapter, lines, x, s.budgets, s.allocations, s.orders, s.seq_len, progress) for x in seeds}
+    from entropic_bound.policy import progress_bar
+    splits = progress_bar(seeds, desc="table6", unit="split", show=progress)    # a bar on a terminal, a line per split in a log
+    return {x: compress_split(adapter, lines, x, s.budgets, s.allocations, s.orders, s.seq_len, progress) for x in splits}
 
 # %% ../nbs/36_table6.ipynb #cf9e4e0a
 METRICS = {"encoder": ("cosine", "spearman", "knn"), "decoder": ("kl", "ppl_ratio", "top1")}
