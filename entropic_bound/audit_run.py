@@ -56,7 +56,7 @@ def measure_audit(s: AuditSettings, seeds, device="cpu", progress=None) -> dict:
     adapter, batch, names = _prepared(s.model, s.text, s.tokenizer, s.seq_len, s.max_sequences, device)
     out = {}
     for x in seeds:
-        report = audit_heads(adapter, batch, s.tol, s.tol_out, x, n_curves=s.curves, progress=bool(progress))
+        report = audit_heads(adapter, batch, s.tol, s.tol_out, x, n_curves=s.curves, progress=progress)
         out[x] = HeadsReport(report.heads, report.layers, report.curves, {**report.meta, **names})
     return out
 

@@ -10,14 +10,15 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'SHELVES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS', 'COMMANDS',
-           'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command', 'estimate_command',
-           'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
+__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'SHELVES', 'MODEL_FAMILIES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS',
+           'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command',
+           'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 PRESETS = ("quick", "paper", "smoke")                                  # = experiment.PRESETS
 EXPERIMENT_NAMES = (*(f"table{i}" for i in range(1, 6)), "audit", "table6")   # = the keys of experiment.EXPERIMENTS
 SHELVES = ("paper", "beyond", "all")                                       # = experiment.SHELVES
+MODEL_FAMILIES = ("bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gpt_neox", "phi3", "gemma2", "gemma3_text")   # = checkpoints.SUPPORTED_FAMILIES
 ESTIMATE_KINDS = ("token-mixing", "linear-qk", "softmax-qk")            # = estimate.KINDS
 
 class _Parser(argparse.ArgumentParser):
@@ -201,7 +202,7 @@ def estimate_command(a) -> int:
 def _audit_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound audit`."
     p.add_argument("--model", metavar="DIR|FILE|NAME", help="checkpoint folder, .gguf file, shipped name (minilm, smollm2) or a model in the local "
-                   "Hugging Face cache; families: bert, gpt2, llama, mistral, qwen2, qwen3 (default: the shipped all-MiniLM-L6-v2)")
+                   f"Hugging Face cache; families: {', '.join(MODEL_FAMILIES)} (default: the shipped all-MiniLM-L6-v2)")
     p.add_argument("--tokenizer", metavar="DIR|NAME", help="tokenizer folder or cached name (default: the checkpoint's own)")
     p.add_argument("--text", metavar="FILE", help="UTF-8 text, one passage per line; default: the shipped text")
     p.add_argument("--out", metavar="DIR", default="audit", help="output folder (default: audit)")
