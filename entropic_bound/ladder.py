@@ -12,7 +12,7 @@ from scipy.optimize import minimize_scalar
 
 import torch
 
-from .tasks import linear_task, plus_direction, attention_mixing
+from .tasks import linear_task, attention_mixing
 from .train import seeded_normal, train_batched, rank_mask
 from .spectral import InputError
 
@@ -46,18 +46,14 @@ class LadderData:
                           [self.seeds[i] for i in idx], [self.r_stars[i] for i in idx], self.noise_std)
 
 def ladder_data(seeds, r_stars, n: int, n_test: int, T: int = 16, d: int = 12, noise_std: float = 0.05,
-                dtype=torch.float32, device="cpu", spectra=None, extra=None) -> LadderData:
-    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values; `extra` (one value per r*, or None) gives each task one more direction of that size (`plus_direction`: the same draw and noise), its r* entry kept."
+                dtype=torch.float32, device="cpu", spectra=None) -> LadderData:
+    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values."
     if n < 1 or n_test < 2: raise InputError(f"need n >= 1 and n_test >= 2; got n={n}, n_test={n_test}")
     spectra = [None] * len(r_stars) if spectra is None else list(spectra)
     if len(spectra) != len(r_stars): raise InputError(f"need one spectrum (or None) per r*; got {len(spectra)} for {len(r_stars)}")
     keys = [(int(s), int(r), sp) for s in seeds for r, sp in zip(r_stars, spectra)]
     if not keys: raise InputError("need at least one seed and one r*")
     tasks = [linear_task(n + n_test, T, d, r, spectrum=sp, noise_std=noise_std, seed=s) for s, r, sp in keys]
-    if extra is not None:
-        if len(extra) != len(r_stars): raise InputError(f"need one extra direction (or None) per r*; got {len(extra)} for {len(r_stars)}")
-        w = dict(zip((int(r) for r in r_stars), extra))
-        tasks = [t if w[r] is None else plus_direction(t, w[r], seed=s) for t, (s, r, _) in zip(tasks, keys)]
     stack = lambda f: torch.stack([f(t) for t in tasks]).to(device=device, dtype=dtype)
     return LadderData(stack(lambda t: t.X[:n]), stack(lambda t: t.Y[:n]), stack(lambda t: t.X[n:]), stack(lambda t: t.Y_clean[n:]),
                       torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks]),

@@ -167,8 +167,8 @@ def operator_noise_std(noise_std, n: int, V) -> torch.Tensor:
 
 # %% ../nbs/04_linear_surrogate.ipynb #648e00ab
 def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
-                            factorised: bool = True, atol: float = 0.0):
-    "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...), each until its loss reaches `atol` or for `steps` -> A (S, T, T), V (S, d, d), TrainResult; `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant)."
+                            factorised: bool = True):
+    "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult; `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant)."
     S, T, d, dev = m.R.shape[0], m.T, m.d, m.R.device
     ids = [int(s) for s in seeds]
     V0 = seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13)
@@ -179,8 +179,8 @@ def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, l
         return res.params["A"], res.params["V"], res
     init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12), V=V0)
     loss = lambda p: empirical_risk((p["P"] @ p["Q"].mT).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
-    res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=None, atol=atol, progress=progress, desc="over-parameterised GD")
-    return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=None: small-init GD plateaus, never stop on a small change; atol: stop at that loss
+    res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=None, progress=progress, desc="over-parameterised GD")
+    return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=None: small-init GD plateaus, never stop early
 
 def interpolant_dof_gap(T: int, d: int, n: int) -> int:
     "Free directions left among exact interpolants of n samples by a full-rank A with free V: dof(T) − nTd (> 0: interpolants of every rank exist; the data cannot choose among them, the optimiser's implicit bias does)."

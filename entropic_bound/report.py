@@ -12,14 +12,14 @@ import numpy as np
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SPREADS', 'Claim', 'pooled_standard_error', 'one_change', 'claim_over_seeds',
-           'fraction_resolution', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult',
-           'flat_cells', 'cell_numbers', 'spread_tolerance', 'compare_cells']
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SPREADS', 'Claim', 'claim_over_seeds', 'fraction_resolution', 'assert_claims',
+           'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers',
+           'spread_tolerance', 'compare_cells']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
 ROUNDOFF = 1e-6          # relative: about ten float32 units in the last place
-STRAWMAN_SPREADS = 100.0 # a control farther than this many margin units (standard errors) from its criterion is a strawman (see the prose above)
+STRAWMAN_SPREADS = 100.0 # a control farther than this many spreads from its criterion is a strawman (see the prose above)
 
 @dataclass
 class Claim:
@@ -39,9 +39,6 @@ class Claim:
     resolution: float = 0.0         # the smallest step the measurement can take (1/S for a fraction of S items): the least margin unit
     differs: str | None = None      # why this statement is not the paper's literal one (None: it is the paper's)
     setting: str | None = None      # why the `paper` figure follows from a setting chosen to match it (None: it is reproduced)
-    se: float = 0.0                 # the margin unit: the standard error of `measured` (pooled with the control's, see `pooled_standard_error`)
-    dof: int = 0                    # the degrees of freedom of `se` (0: no spread to estimate it from)
-    changes: tuple | None = None    # the protocol field(s) by which the control differs from the claim, checked by `one_change`
 
     def __post_init__(self):
         if self.direction not in ("<=", ">=", "within"): raise InputError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
@@ -63,13 +60,14 @@ class Claim:
 
     @property
     def unit(self) -> float:
-        "The unit of `margin`: the standard error `se` (pooled over claim and control, `dof` degrees of freedom), at least `resolution` and `ROUNDOFF` of the numbers compared."
+        "The unit of `margin`: the spread over seeds (max − min), at least `resolution` and `ROUNDOFF` of the numbers compared."
+        width = 0.0 if self.spread is None else float(self.spread[1] - self.spread[0])
         scale = max(abs(self.measured), abs(self.threshold), 0.0 if self.target is None else abs(self.target))
-        return max(self.se, self.resolution, ROUNDOFF * scale, 1e-300)
+        return max(width, self.resolution, ROUNDOFF * scale, 1e-300)
 
     @property
     def margin(self) -> float:
-        "Signed distance of the measurement from its criterion in standard errors (`unit`): > 0 where it holds, < 0 where it fails."
+        "Signed distance of the measurement from its criterion in units of its own spread (`unit`): > 0 where it holds, < 0 where it fails."
         gap = {"<=": lambda: self.threshold - self.measured, ">=": lambda: self.measured - self.threshold,
                "within": lambda: self.threshold - abs(self.measured - self.target)}[self.direction]()
         return float(gap / self.unit)
@@ -81,10 +79,10 @@ class Claim:
 
     @property
     def strawman(self) -> bool:
-        "Whether the control fails by more than `STRAWMAN_SPREADS` standard errors: it could not have come near the criterion, so it shows nothing about the cause."
+        "Whether the control fails by more than `STRAWMAN_SPREADS` of its own spread: it could not have come near the criterion, so it shows nothing about the cause."
         if self.control is None: return False
         c = self.control
-        measured_unit = max(c.se, c.resolution) > 0   # one seed of a continuous value: no spread to judge by
+        measured_unit = max(0.0 if c.spread is None else float(c.spread[1] - c.spread[0]), c.resolution) > 0   # one seed of a continuous value: no spread to judge by
         return measured_unit and c.margin < -STRAWMAN_SPREADS
 
     @property
@@ -99,14 +97,13 @@ class Claim:
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, margin (with its unit and the unit's degrees of freedom), holds, verdict, paper, setting, differs, control (with what it removes, the protocol fields it changes and its margin)."
+        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, margin, holds, verdict, paper, setting, differs, control (with what it removes and its margin)."
         spread = lambda c: None if c.spread is None else [float(v) for v in c.spread]
         return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
                     spread=spread(self), threshold=float(self.threshold), direction=self.direction,
                     target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
-                    unit=float(self.unit), dof=int(self.dof), holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
+                    holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
                     control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
-                                                                   changes=None if self.changes is None else list(self.changes),
                                                                    measured=float(self.control.measured), spread=spread(self.control),
                                                                    criterion=self.control.criterion, margin=self.control.margin,
                                                                    holds=self.control.holds))
@@ -118,73 +115,38 @@ class Claim:
         if self.control is None: return head
         c = self.control
         outcome = "passes (uninformative!)" if c.holds else ("fails — a strawman!" if self.strawman else "fails, as it must")
-        changed = "" if self.changes is None else f"; changes {', '.join(self.changes)}"
-        return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g}, {outcome} — {c.statement}"
+        return head + f"\n{'':14s}control (removes {self.removes}): {c.measured:.4g}, margin {c.margin:+.3g}, {outcome} — {c.statement}"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
-def pooled_standard_error(*samples) -> tuple:
-    "The pooled standard deviation of `samples` (arrays of per-item values, each about its own mean) and its degrees of freedom Σ(nᵢ − 1) -> (s_p, dof); (0, 0) when no sample has two items."
-    arrays = [np.asarray(x, dtype=np.float64).ravel() for x in samples]
-    dof = sum(max(0, a.size - 1) for a in arrays)
-    if dof == 0: return 0.0, 0
-    ss = sum(float(((a - a.mean()) ** 2).sum()) for a in arrays if a.size > 1)
-    return math.sqrt(ss / dof), dof
-
-def _plain(v):
-    "A protocol value in a comparable form: arrays and tuples as lists, numpy scalars as Python numbers."
-    if hasattr(v, "tolist"): v = v.tolist()
-    if isinstance(v, (list, tuple)): return [_plain(x) for x in v]
-    if isinstance(v, dict): return {k: _plain(x) for k, x in v.items()}
-    return v
-
-def one_change(claim: dict, control: dict, changes, id: str = "claim") -> tuple:
-    "Check that the protocol `control` {field: value} of a negative control differs from its claim's `claim` in exactly the field(s) `changes` (same teachers, steps, stopping rule, scale otherwise) -> the changed fields; InputError otherwise."
-    changes = (changes,) if isinstance(changes, str) else tuple(changes or ())
-    if not changes: raise InputError(f"{id}: a control changes at least one field of the claim's protocol")
-    if set(claim) != set(control): raise InputError(f"{id}: the claim's and the control's protocols name different fields: {sorted(set(claim) ^ set(control))}")
-    differ = tuple(k for k in claim if _plain(claim[k]) != _plain(control[k]))
-    if set(differ) != set(changes):
-        raise InputError(f"{id}: the control differs from the claim in {list(differ)}; it may differ in exactly {list(changes)}")
-    return changes
-
 def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None,
                      kind: str = "empirical", control=None, removes: str | None = None, resolution: float = 0.0,
-                     differs: str | None = None, setting: str | None = None, protocol: tuple | None = None, changes=None) -> Claim:
-    "A `Claim` whose measurement is the mean of per-item `values` (seeds or tasks), with their [min, max] as spread and their pooled standard error as margin unit; `control` = (statement, per-item values) of the negative control, judged by the same criterion, `removes` the one ingredient it takes away, and `protocol` = (claim's, control's) settings {field: value}, which must differ in exactly `changes` (`one_change`)."
+                     differs: str | None = None, setting: str | None = None) -> Claim:
+    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion, and `removes` the one ingredient it takes away."
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0: raise InputError(f"claim {id}: no values")
-    if (protocol is None) != (changes is None): raise InputError(f"claim {id}: a protocol pair and the fields it changes are given together")
-    ctl, cv = None, np.zeros(0)
+    ctl = None
     if control is not None:
         c_statement, c_values = control
         cv = np.asarray(c_values, dtype=np.float64).ravel()
         if cv.size == 0: raise InputError(f"claim {id}: no control values")
-    elif protocol is not None: raise InputError(f"claim {id}: a protocol pair needs a control")
-    checked = None if protocol is None else one_change(*protocol, changes, id=id)
-    sd, dof = pooled_standard_error(v, cv) if cv.size else pooled_standard_error(v)
-    if control is not None:
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency", resolution=float(resolution),
-                    se=sd / math.sqrt(cv.size), dof=dof)
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution))
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
-                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting,
-                 se=sd / math.sqrt(v.size), dof=dof, changes=checked)
+                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting)
 
 def fraction_resolution(values) -> float:
     "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
     return 1.0 / max(1, np.asarray(values).size)
 
-def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expect_uninformative: Sequence[str] = ()) -> None:
-    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses), any claim whose control passes (unless listed in `expect_uninformative`, likewise a finding) and any whose control is a strawman."
+def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = ()) -> None:
+    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`, findings the notebook discusses), any claim whose control passes and any whose control is a strawman."
     for c in claims: print(c)
     bad = [c.id for c in claims if (not c.holds and c.id not in expect_fail)]
     assert not bad, f"claims that do not hold: {bad}"
-    uninformative = [c.id for c in claims if not c.informative and c.id not in expect_uninformative]
+    uninformative = [c.id for c in claims if not c.informative]
     assert not uninformative, f"claims whose negative control passes too (uninformative): {uninformative}"
-    informative = [i for i in expect_uninformative if next(c for c in claims if c.id == i).informative]
-    assert not informative, f"claims expected to be uninformative whose control fails: {informative}"
     strawmen = [c.id for c in claims if c.strawman]
-    assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SPREADS:g} standard errors (strawmen): {strawmen}"
+    assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SPREADS:g} spreads (strawmen): {strawmen}"
     unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
     assert not unexpected, f"claims expected to fail that hold: {unexpected}"
 
@@ -194,7 +156,6 @@ def count_claims(records) -> dict:
     return dict(empirical=len(emp), empirical_hold=sum(r["verdict"] == "holds" for r in emp),
                 uninformative=sum(r["verdict"] == "uninformative" for r in emp), strawman=sum(r["verdict"] == "strawman" for r in emp),
                 consistency=len(con), consistency_pass=sum(r["holds"] for r in con))
-
 
 # %% ../nbs/22_report.ipynb #01501a2c
 def _fmt(v, digits: int = 4) -> str:

@@ -14,15 +14,14 @@ from matplotlib.figure import Figure
 from .experiment import OnePartExperiment, check_settings
 from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit, train_rank_sweep, model_dof, empirical_risk,
                                    train_overparameterised, learned_rank_profile, predict_linear_rank, interpolant_dof_gap)
-from .tasks import linear_task, plus_direction
+from .tasks import linear_task
 from .spectral import rank_profile, energy_effective_rank
 from .report import claim_over_seeds, ExperimentResult, fraction_resolution
 
 # %% auto #0
-__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'IMPLICIT_SEED_OFFSET', 'DRAWN_AS', 'TABLE1',
-           'Table1Settings', 'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'teacher_draw',
-           'implicit_lr', 'implicit_protocol', 'implicit_students', 'min_norm_given', 'measure_table1', 'RankSweep',
-           'stack_sweep', 'over_seeds', 'summarise_table1']
+__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'IMPLICIT_SEED_OFFSET', 'TABLE1', 'Table1Settings',
+           'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_lr', 'implicit_students',
+           'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds', 'summarise_table1']
 
 # %% ../nbs/31_table1.ipynb #7b0fdaa7
 @dataclass(frozen=True)
@@ -48,9 +47,8 @@ class Table1Settings:
     implicit_n: int = 1                # samples in the implicit-bias regime: must leave interpolants of every rank (nTd < dof)
     implicit_steps: int = 8000         # GD steps there, for each of the three students
     implicit_lr: float = 0.01          # step of the small-init student and of the unfactorised (minimum-norm) one
-    large_init: float | None = 0.1     # the implicit-bias control's init scale, a near miss (None: 1/√T, the standard scale of a T×T factor)
-    large_lr: float = 0.0015           # the stable step at init 1/√T (steps at other scales: `implicit_lr`)
-    interpolation: float = 1e-6        # the implicit-bias students' stopping rule: training loss <= this × the noise floor (interpolation), or `implicit_steps`
+    large_init: float | None = None    # the implicit-bias control's init scale (None: 1/√T, the standard scale of a T×T factor)
+    large_lr: float = 0.0015           # its step (stable at that scale)
 
     def __post_init__(self):
         object.__setattr__(self, "ranks", tuple(int(r) for r in self.ranks))
@@ -142,10 +140,9 @@ class TeacherRecovery:
 class ImplicitBias:
     "The implicit-bias regime on one seed (n = `implicit_n`, interpolants of every rank exist): energy effective ranks, training losses and excess risks of three students of the same data."
     energy_target: float            # energy effective rank of A*
-    energy: dict                    # {'small', 'large', 'min_norm': energy effective rank of Â; 'min_norm_small_v', 'min_norm_large_v': of the minimum-norm interpolant for that student's own V}
+    energy: dict                    # {'small', 'large', 'min_norm': energy effective rank of Â}
     loss: dict                      # the same students' final training losses
     excess: dict                    # their population excess risks (how far the interpolant is from A*⊗V*)
-    steps: dict                     # the GD steps each student took (the stopping rule: interpolation, or the budget)
 
 @dataclass(frozen=True)
 class Table1Seed:
@@ -168,17 +165,10 @@ def _teacher_spectrum(s: Table1Settings, name: str) -> tuple:
     return dict(paper=base, nonflat=s.nonflat_spectrum, visible=base[:-1] + (s.detect_above * s.bbp_limit,),
                 hidden=base[:-1] + (s.detect_below * s.bbp_limit,), near_miss=base + (s.near_miss_value,))[name]
 
-DRAWN_AS = {"hidden": "visible", "near_miss": "paper"}   # a control teacher shares its claim's draw (inputs, noise, singular vectors)
-
-def teacher_draw(name: str, seed: int) -> int:
-    "The seed teacher `name` draws its task from: seed + k·TEACHER_SEED_STEP, k the index of the teacher whose draw it shares (`DRAWN_AS`) or its own."
-    return TEACHERS.index(DRAWN_AS.get(name, name)) * TEACHER_SEED_STEP + seed
-
 def _teacher_task(s: Table1Settings, name: str, seed: int, device):
-    "The task of teacher `name` (one of TEACHERS) for `seed`: the near miss is the paper's task plus one direction (`plus_direction`), the hidden teacher the visible one's draw with its weakest value lowered."
-    if name == "near_miss": return plus_direction(_teacher_task(s, "paper", seed, device), s.near_miss_value, seed=teacher_draw(name, seed))
+    "The task of teacher `name` (one of TEACHERS) for `seed`, drawn from seed + k·TEACHER_SEED_STEP (k: the teacher's index)."
     spectrum = _teacher_spectrum(s, name)
-    return linear_task(s.n, s.T, s.d, len(spectrum), spectrum, s.noise_std, seed=teacher_draw(name, seed), device=device)
+    return linear_task(s.n, s.T, s.d, len(spectrum), spectrum, s.noise_std, seed=TEACHERS.index(name) * TEACHER_SEED_STEP + seed, device=device)
 
 def _measure_sweep(s: Table1Settings, tasks: list, seeds, progress) -> tuple:
     "The rank sweep on `tasks` (one per seed) -> excess risk of the exact optimum (S, M), of the trained model (S, M), steps per model (S·M,)."
@@ -191,8 +181,9 @@ def _measure_sweep(s: Table1Settings, tasks: list, seeds, progress) -> tuple:
     return excess_exact, excess_trained, res.steps
 
 def _measure_near_miss(s: Table1Settings, tasks: list, seeds, progress) -> np.ndarray:
-    "The rank-r* model trained exactly as in the sweep (same initialisation, step, budget and stopping rule) on the near-miss teachers' `tasks` -> its excess risk per seed (S,)."
-    A, V, _ = train_rank_sweep(task_moments(tasks), [s.r_star], seeds, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
+    "The rank-r* model trained as in the sweep on the near-miss teachers' `tasks` -> its excess risk per seed (S,)."
+    ids = [x + TEACHERS.index("near_miss") * TEACHER_SEED_STEP for x in seeds]
+    A, V, _ = train_rank_sweep(task_moments(tasks), [s.r_star], ids, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
     return excess_risk(A, V, torch.stack([t.A for t in tasks]).unsqueeze(1), torch.stack([t.V for t in tasks]).unsqueeze(1)).cpu().numpy()[:, 0]
 
 def _teacher_recovery(task, gd: dict, ls: dict, steps, j: int) -> TeacherRecovery:
@@ -215,31 +206,16 @@ def _measure_recovery(s: Table1Settings, tasks: dict, seeds, progress) -> list:
             for i in range(S)]
 
 def implicit_lr(s: Table1Settings, scale: float) -> float:
-    "The GD step for init scale `scale` in the implicit-bias regime: `implicit_lr`, shrunk like 1/scale² above 1/√T, the scale where `large_lr` is the stable step."
-    return min(s.implicit_lr, s.large_lr * (1 / math.sqrt(s.T) / scale) ** 2)
-
-def implicit_protocol(s: Table1Settings, init: float) -> dict:
-    "The protocol of one implicit-bias student: the task draw, n, init scale, GD step (the stable step at the larger of the claim's and the control's scales, one step for both), step budget and stopping rule."
-    return dict(task=f"paper teacher, seed + {IMPLICIT_SEED_OFFSET}", n=s.implicit_n, optimizer="gd", init=float(init),
-                lr=implicit_lr(s, max(s.gd_init, s.large_init_scale)), steps=s.implicit_steps,
-                stopping=f"training loss <= {s.interpolation:g} × noise floor")
+    "The GD step for init scale `scale` in the implicit-bias regime: `implicit_lr`, shrunk like 1/scale² above the scale where `large_lr` is the stable step."
+    return min(s.implicit_lr, s.large_lr * (s.large_init_scale / scale) ** 2)
 
 def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=None, min_norm: bool = True) -> tuple:
-    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students: over-parameterised plain GD from each init scale of `scales` (the step and stopping rule of `implicit_protocol`), and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale or 'min_norm': (A, V, TrainResult)})."
+    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students: over-parameterised GD from each init scale of `scales`, and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale or 'min_norm': (A, V, TrainResult)})."
     tasks = [linear_task(s.implicit_n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=IMPLICIT_SEED_OFFSET + x, device=device) for x in seeds]
-    m, ids, atol = task_moments(tasks), [IMPLICIT_SEED_OFFSET + x for x in seeds], s.interpolation * s.noise_std**2 * s.T * s.d
-    runs = {a: train_overparameterised(m, ids, a, implicit_protocol(s, a)["lr"], s.implicit_steps, progress, atol=atol) for a in scales}
+    m, ids = task_moments(tasks), [IMPLICIT_SEED_OFFSET + x for x in seeds]
+    runs = {a: train_overparameterised(m, ids, a, implicit_lr(s, a), s.implicit_steps, progress) for a in scales}
     if min_norm: runs["min_norm"] = train_overparameterised(m, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
-
-def min_norm_given(A_shape_T: int, tasks: list, V: torch.Tensor) -> torch.Tensor:
-    "The minimum-norm A that interpolates each task's samples for the value map `V` (S, d, d) given: A = Y M⁺ over the stacked samples, M = X V (one sample: exact)."
-    out = []
-    for t, v in zip(tasks, V):
-        M = (t.X @ v.to(t.X)).transpose(0, 1).reshape(A_shape_T, -1)         # [X_1V … X_nV]: (T, n·d)
-        Yc = t.Y.transpose(0, 1).reshape(A_shape_T, -1)
-        out.append(Yc @ torch.linalg.pinv(M))
-    return torch.stack(out)
 
 def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
     "The implicit-bias regime: over-parameterised GD from small and from large init, and A trained unfactorised from 0 -> ImplicitBias per seed."
@@ -247,13 +223,10 @@ def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
     runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], min_norm=runs["min_norm"])
     A_star, V_star = torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks])
     energy = {k: np.asarray(energy_effective_rank(A.detach().cpu().numpy())) for k, (A, V, res) in runs.items()}
-    for k in ("small", "large"):            # the minimum-norm interpolant for the student's own learned V: where the bias lives
-        energy[f"min_norm_{k}_v"] = np.asarray(energy_effective_rank(min_norm_given(s.T, tasks, runs[k][1].detach()).cpu().numpy()))
     excess = {k: excess_risk(A, V, A_star, V_star).cpu().numpy() for k, (A, V, res) in runs.items()}
     target = np.asarray(energy_effective_rank(A_star.cpu().numpy()))
     return [ImplicitBias(energy_target=float(target[i]), energy={k: float(v[i]) for k, v in energy.items()},
-                         loss={k: float(res.loss[i]) for k, (_, _, res) in runs.items()}, excess={k: float(v[i]) for k, v in excess.items()},
-                         steps={k: int(res.steps[i]) for k, (_, _, res) in runs.items()})
+                         loss={k: float(res.loss[i]) for k, (_, _, res) in runs.items()}, excess={k: float(v[i]) for k, v in excess.items()})
             for i in range(len(seeds))]
 
 def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
@@ -349,8 +322,6 @@ def _sweep_claims(s: Table1Settings, sweep: RankSweep, units: dict) -> list:
     rel_scale = [(s.noise_std**2 + bounds[:, i].mean() / (T * d)) * sweep.dof[i] / (n * bounds[:, i].mean()) for i in deficient]
     near = np.array([x.near_miss_excess for x in units.values()]) / floor
     criterion = s.achievability_criterion / floor
-    arm = lambda teacher, directions: dict(task_draw=[teacher_draw(teacher, x) for x in units], teacher_directions=directions, model_rank=r_star,
-                                           init=s.sweep_init, lr=s.sweep_lr, steps=s.sweep_steps, init_ids=[x * 1000 + r_star for x in units], n=n)
     return [
         claim_over_seeds("t1.noise_floor", "4", "noise floor σ²Td of the task (sample noise energy per example; σ is a setting)",
                          [x.noise_energy for x in units.values()], 3 * floor * math.sqrt(2 / (n * T * d)), "within", paper=0.48, target=floor,
@@ -361,8 +332,7 @@ def _sweep_claims(s: Table1Settings, sweep: RankSweep, units: dict) -> list:
                          trained[:, at_r_star] / floor, criterion, "<=", paper="noise floor at r = r*",
                          control=(f"the same rank-r* model on a teacher with one more direction (s = {s.near_miss_value:.3g}), whose Theorem-1 cost is "
                                   f"{s.near_miss_cost:g}× the criterion: predicted {s.near_miss_cost:g}× plus the estimation error", near),
-                         removes="rank r* covering every direction of the teacher",
-                         protocol=(arm("paper", r_star), arm("near_miss", r_star + 1)), changes="teacher_directions"),
+                         removes="rank r* covering every direction of the teacher"),
         claim_over_seeds("t1.bound", "4", "trained excess for r < r* equals the Theorem-1 bound (largest relative gap)",
                          ((trained[:, deficient] - bounds[:, deficient]) / bounds[:, deficient]).max(1), 2 * max(rel_scale), "<=", paper="tight (Thm 1-3)",
                          kind="consistency"),
@@ -403,8 +373,8 @@ def _implicit_claim(s: Table1Settings, units: dict):
     return claim_over_seeds("t1.implicit_bias", "4", f"at n = {s.implicit_n} ({s.implicit_n * s.T * s.d} equations, {gap} free directions: interpolants "
                             "of every rank) GD from small init learns a lower-rank Â than the minimum-norm interpolant (energy R̃_eff, GD − minimum norm)",
                             small - mn, 0.0, "<=", paper="implicit bias (Theorem 4's assumption)",
-                            control=(f"the same student, step, budget and stopping rule from init {s.large_init_scale:.3g} (large init − minimum norm)", large - mn),
-                            removes="small initialisation", protocol=(implicit_protocol(s, s.gd_init), implicit_protocol(s, s.large_init_scale)), changes="init",
+                            control=(f"the same student from the standard init scale 1/√T = {s.large_init_scale:.3g} (large init − minimum norm)", large - mn),
+                            removes="small initialisation",
                             differs=f"Theorem 4 says GD recovers A*'s effective rank; here no solver recovers A* (V* is not identified: excess "
                             f"{excess.mean() / (s.noise_std**2 * s.T * s.d):.3g} noise floors), and small-init GD's R̃_eff differs from A*'s by "
                             f"{np.mean(small - target):.3g}: graded is the implicit bias itself")
@@ -412,16 +382,12 @@ def _implicit_claim(s: Table1Settings, units: dict):
 def _data_only_claim(s: Table1Settings, units: dict):
     "The claim on the data-only estimator, graded at the BBP limit of §3: t1.data_only."
     found = lambda name: np.array([float(x.data_only[name] == s.r_star) for x in units.values()])   # 1.0 where it finds r*
-    others = {name: float(found(name).mean()) for name in ("paper", "nonflat")}
-    arm = lambda name, weakest: dict(task_draw=[teacher_draw(name, x) for x in units], spectrum_head=list(s.base_spectrum[:-1]),
-                                     weakest_in_bbp_limits=weakest, n=s.n, noise_std=s.noise_std, estimator="predict_linear_rank")
-    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of seeds) on the paper's teacher with its "
-                            f"weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g} (the paper's and the non-flat teacher, "
-                            f"far above it: {others['paper']:.3g}, {others['nonflat']:.3g})",
-                            found("visible"), 1.0, ">=", paper=3,
-                            control=(f"the same draw with its weakest direction at {s.detect_below:g}× the BBP limit", found("hidden")),
-                            removes="a weakest direction above the BBP limit", resolution=fraction_resolution(list(units)),
-                            protocol=(arm("visible", s.detect_above), arm("hidden", s.detect_below)), changes="weakest_in_bbp_limits")
+    claim = np.mean([found(name) for name in ("paper", "nonflat", "visible")], axis=0)
+    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of seeds; paper and non-flat teachers, "
+                            f"and the paper's with its weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g})",
+                            claim, 1.0, ">=", paper=3,
+                            control=(f"the same on the paper's teacher with its weakest direction at {s.detect_below:g}× the BBP limit", found("hidden")),
+                            removes="a weakest direction above the BBP limit", resolution=fraction_resolution(list(units)))
 
 def _recovery_rows(units: dict) -> list:
     "One row per GD teacher: its A* (spectrum from the first seed, effective ranks) and what GD, least squares and the data-only estimator recover, means over seeds."
@@ -449,12 +415,9 @@ def _detection_rows(s: Table1Settings, units: dict) -> list:
 def _implicit_rows(units: dict) -> list:
     "One row per student of the implicit-bias regime: energy R̃_eff, training loss, excess risk, means over seeds."
     imp = [x.implicit for x in units.values()]
-    names = dict(small="over-parameterised GD, small init", large="over-parameterised GD, control init", min_norm="A unfactorised from 0 (minimum norm)")
-    own_v = {k: float(np.mean([i.energy[f"min_norm_{k}_v"] for i in imp])) for k in ("small", "large")}
+    names = dict(small="over-parameterised GD, small init", large="over-parameterised GD, init 1/√T", min_norm="A unfactorised from 0 (minimum norm)")
     return [{"student": label, "R̃_eff(Â)": float(np.mean([i.energy[k] for i in imp])), "R̃_eff(A*)": float(np.mean([i.energy_target for i in imp])),
-             "R̃_eff(min-norm A | own V)": own_v.get(k, float(np.mean([i.energy[k] for i in imp]))),
-             "train loss": float(np.mean([i.loss[k] for i in imp])), "excess risk": float(np.mean([i.excess[k] for i in imp])),
-             "steps": float(np.mean([i.steps[k] for i in imp]))} for k, label in names.items()]
+             "train loss": float(np.mean([i.loss[k] for i in imp])), "excess risk": float(np.mean([i.excess[k] for i in imp]))} for k, label in names.items()]
 
 def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
     "The extras (plain data): the sweep's means for Figure 1, the per-seed arrays, the paper teacher's GD profile, the recovery, detection and implicit-bias rows, the settings."
@@ -468,7 +431,7 @@ def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
                 gd={f.name: getattr(gd, f.name) for f in fields(LearnedRanks)}, gd_steps=[t.gd_steps for t in paper],
                 sweep_steps=[v for x in per_seed for v in x.sweep_steps], data_only=[x.data_only["paper"] for x in per_seed],
                 recovery_rows=_recovery_rows(units), detection_rows=_detection_rows(s, units), implicit_rows=_implicit_rows(units),
-                implicit={k: [x.implicit.energy[k] for x in per_seed] for k in ("small", "large", "min_norm", "min_norm_small_v", "min_norm_large_v")}
+                implicit={k: [x.implicit.energy[k] for x in per_seed] for k in ("small", "large", "min_norm")}
                 | dict(target=[x.implicit.energy_target for x in per_seed]),
                 noise_energy=[x.noise_energy for x in per_seed], settings=dict(vars(s), seeds=list(units)))
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .experiment import Experiment, check_settings
-from .tasks import attention_task, ATTENTION, plus_direction
+from .tasks import attention_task, ATTENTION
 from .spectral import rank_profile
 from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap, linear_deficiency_bound
 from .report import ExperimentResult, claim_over_seeds
@@ -20,10 +20,10 @@ from .report import ExperimentResult, claim_over_seeds
 __all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'TABLE3', 'Table3Settings',
            'underdetermined_n', 'KernelRanks', 'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit',
            'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'truncation_cost',
-           'near_miss_teacher', 'TrainedStudent', 'underdetermined_protocol', 'kernel_sensitivity',
-           'recovery_tolerance', 'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds',
-           'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures',
-           'table3_extra', 'summarise_table3', 'Table3']
+           'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'recovery_tolerance', 'measure_students',
+           'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure', 'spectra_figure',
+           'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3',
+           'Table3']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -50,9 +50,7 @@ class Table3Settings:
     estimator_scales: tuple = ESTIMATOR_SCALES
     nonflat_spectra: tuple = ((1.0, 0.5, 0.25), (1.0, 1.0, 0.2))   # harder teachers (kernel singular values / scale), r* = len
     near_miss_cost: float = 3.0        # the near-miss teacher's weakest direction costs this multiple of the achievability criterion
-    large_init_scale: float = 0.1      # the under-determined recovery control's initialisation: ten times `init_scale`, a near miss
-    gd_lr: float = 0.002               # the under-determined students' plain gradient-descent step (stable from both initialisations)
-    gd_steps: int = 4000               # their step budget; they stop when the training loss reaches the noise floor (the truth's loss)
+    large_init_scale: float = 0.3      # the recovery control's initialisation: W_Q W_Kᵀ starts about as large as the teachers' kernels
     tolerance_draws: int = 32          # Monte-Carlo draws of the estimation error behind the recovery tolerance
 
     def __post_init__(self):
@@ -64,7 +62,7 @@ class Table3Settings:
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        kinds=(lambda v: len(v) > 0 and set(v) <= {"linear", "softmax"}, "a subset of ('linear', 'softmax')"),
                        n=(positive, "> 0"), n_test=(positive, "> 0"), steps=(positive, "> 0"), lr=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
-                       estimator_seeds=(lambda v: v >= 1, ">= 1"), near_miss_cost=(positive, "> 0"), large_init_scale=(positive, "> 0"), gd_lr=(positive, "> 0"), gd_steps=(positive, "> 0"),
+                       estimator_seeds=(lambda v: v >= 1, ">= 1"), near_miss_cost=(positive, "> 0"), large_init_scale=(positive, "> 0"),
                        tolerance_draws=(lambda v: v >= 1, ">= 1"),
                        nonflat_spectra=(lambda v: all(1 <= len(sp) <= self.d and min(sp) > 0 for sp in v), "spectra of 1..d positive values"), dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
@@ -188,7 +186,7 @@ NEAR_MISS_SEED_OFFSET = 400_000    # the near-miss teachers of seed x draw from 
 
 @dataclass(frozen=True)
 class Teacher:
-    "One teacher of the students part: a flat kernel of rank `r_star`; (`nonflat` = j) the spectrum `nonflat_spectra[j]`, r* its length; or (`weak` = w) a near-miss kernel of rank `r_star`: the flat teacher of rank `r_star` − 1 of the same seed plus one direction of w times its singular value (`plus_direction`)."
+    "One teacher of the students part: a flat kernel of rank `r_star`; (`nonflat` = j) the spectrum `nonflat_spectra[j]`, r* its length; or (`weak` = w) a near-miss kernel of rank `r_star` with spectrum (1, …, 1, w)."
     kind: str
     r_star: int
     seed: int
@@ -197,16 +195,13 @@ class Teacher:
 
     @property
     def draw_seed(self) -> int:
-        "The seed of the teacher's task and of its students' initialisation (non-flat teachers: apart from the flat ones; a near-miss teacher: its flat teacher's)."
-        if self.weak is not None: return self.seed
+        "The seed of the teacher's task and of its students' initialisation (non-flat and near-miss teachers: apart from the flat ones)."
+        if self.weak is not None: return NEAR_MISS_SEED_OFFSET + self.seed
         return self.seed if self.nonflat is None else NONFLAT_SEED_OFFSET + 1000 * self.nonflat + self.seed
 
     def task(self, s: Table3Settings, device="cpu"):
-        "The teacher's n + n_test samples (a near-miss teacher: its flat teacher's samples, inputs and noise, with one more kernel direction)."
-        if self.weak is not None:
-            flat = Teacher(self.kind, self.r_star - 1, self.seed).task(s, device)
-            return plus_direction(flat, self.weak * float(torch.linalg.svdvals(flat.K.cpu())[0]), seed=NEAR_MISS_SEED_OFFSET + self.seed)
-        spectrum = None if self.nonflat is None else s.nonflat_spectra[self.nonflat]
+        "The teacher's n + n_test samples."
+        spectrum = (None if self.nonflat is None else s.nonflat_spectra[self.nonflat]) if self.weak is None else (1.0,) * (self.r_star - 1) + (self.weak,)
         return attention_task(s.n + s.n_test, s.T, s.d, self.r_star, self.kind, s.noise_std, seed=self.draw_seed, device=device, spectrum=spectrum)
 
 def truncation_cost(task, r: int, X) -> float:
@@ -221,7 +216,7 @@ def near_miss_teacher(s: Table3Settings, kind: str, r_star: int, seed: int) -> T
     "The near-miss teacher of (kind, r*, seed): kernel rank r* + 1 whose weakest singular value is set so that dropping it costs `near_miss_cost` × the achievability criterion on its held-out inputs."
     target = s.near_miss_cost * _criterion(s, kind) * _noise_floor(s)
     w = 0.5
-    probe = Teacher(kind, r_star + 1, seed, weak=w).task(s)                      # the draw (flat teacher, added u, v, X) does not depend on w
+    probe = Teacher(kind, r_star + 1, seed, weak=w).task(s)                      # the draw (U, W, V, X) does not depend on w
     X, K = probe.X[s.n:].cpu(), probe.K.cpu()
     U, S, Vh = torch.linalg.svd(K)
     head, tail = (U[:, :r_star] * S[:r_star]) @ Vh[:r_star], (U[:, r_star:r_star + 1] * S[r_star:r_star + 1]) @ Vh[r_star:r_star + 1]
@@ -252,21 +247,13 @@ def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
         batches += [(n_u, ["small"] * len(wide) + ["large"] * len(wide), wide + wide)]   # both initialisations in one call
     return batches
 
-def underdetermined_protocol(s: Table3Settings, init: str) -> dict:
-    "The protocol of one under-determined student ('small' or 'large' `init`): n, the optimiser (plain gradient descent, as Theorem 4 speaks of), init scale, step, budget and stopping rule (the discrepancy principle: stop when the training loss reaches the noise floor σ²T d_v, the loss the true (K*, V*) attains)."
-    return dict(n=underdetermined_n(s), optimizer="gd", init={"small": s.init_scale, "large": s.large_init_scale}[init], lr=s.gd_lr,
-                steps=s.gd_steps, stopping="training loss <= noise floor", rank=s.d, teachers="the flat teachers, their own draws")
-
 def _train(s: Table3Settings, n_train: int, init: str, batch: list, tasks: dict, progress=None) -> dict:
     "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large', or one per student) scale in one `fit_students` call -> {(teacher, rank, n_train, init): TrainedStudent}."
     inits = [init] * len(batch) if isinstance(init, str) else list(init)
     scale = {"small": s.init_scale, "large": s.large_init_scale}
-    gd = n_train == underdetermined_n(s)                 # the under-determined students: plain GD to the noise floor (`underdetermined_protocol`)
-    how = (dict(lr=s.gd_lr, steps=s.gd_steps, rtol=None, optimizer="gd", atol=_noise_floor(s), check_every=50) if gd
-           else dict(lr=s.lr, steps=s.steps, rtol=s.rtol))
     fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], n_train, [t.draw_seed for t, _ in batch],
-                       scale[init] if isinstance(init, str) else [scale[i] for i in inits], dtype=getattr(torch, s.dtype),
-                       progress=progress, desc="table3 students", **how)
+                       scale[init] if isinstance(init, str) else [scale[i] for i in inits], s.lr, s.steps, s.rtol, dtype=getattr(torch, s.dtype),
+                       progress=progress, desc="table3 students")
     return {(teacher, r, n_train, inits[i]): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
             for i, (teacher, r) in enumerate(batch)}
 
@@ -481,13 +468,7 @@ def _deficiency_claim(s: Table3Settings, students: list, kind: str):
     return claim_over_seeds(f"t3.{kind}.deficiency", "§6", "softmax attention: a head of kernel rank r < r* stays farther from the noise floor than a head that "
                             "realises the teacher may (the achievability criterion 2σ²·dof/n; no softmax analogue of Proposition 1's bound is proved)",
                             below, _criterion(s, kind), ">=", paper="deficiency restored",
-                            control=("the same minimum for heads of rank r* on the same teachers", at_r_star), removes="the rank deficit (r < r*)",
-                            protocol=(_student_protocol(s, kind, "r* (flat)", "r < r*"), _student_protocol(s, kind, "r* (flat)", "r*")), changes="model_rank")
-
-def _student_protocol(s: Table3Settings, kind: str, directions: str, rank: str) -> dict:
-    "The protocol of the table's rank-limited students of the `kind` teachers: the teachers' draws and kernel directions, the student rank, n, optimiser, init, step, budget and stopping rule."
-    return dict(teachers=f"{kind}, one draw per (r*, seed)", kernel_directions=directions, model_rank=rank, n=s.n, optimizer="adam",
-                init=s.init_scale, lr=s.lr, steps=s.steps, rtol=s.rtol)
+                            control=("the same minimum for heads of rank r* on the same teachers", at_r_star), removes="the rank deficit (r < r*)")
 
 def _achievability_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: the same heads on near-miss teachers of rank r* + 1."
@@ -496,8 +477,7 @@ def _achievability_claim(s: Table3Settings, students: list, kind: str):
     return claim_over_seeds(f"t3.{kind}.achievability", "§6", f"{kind} attention: a head of kernel rank r* reaches the noise floor up to twice the estimation error σ²·dof/n",
                             at_r_star, _criterion(s, kind), "<=", paper="achievability restored",
                             control=(f"the same maximum for rank-r* heads of near-miss teachers: kernel rank r* + 1, the weakest direction costing "
-                                     f"{s.near_miss_cost:g} × the criterion (the same teachers plus that direction)", near), removes="kernel rank r* covering the teacher's kernel",
-                            protocol=(_student_protocol(s, kind, "r* (flat)", "r*"), _student_protocol(s, kind, "r* + 1 (flat plus one)", "r*")), changes="kernel_directions")
+                                     f"{s.near_miss_cost:g} × the criterion", near), removes="kernel rank r* covering the teacher's kernel")
 
 def _recovery_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.recovery` (consistency): the r = d student's energy rank errs from r* by at most the estimation-noise tolerance."
@@ -515,10 +495,8 @@ def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
     err = lambda which: [np.mean([abs(getattr(fit, which).energy - rs) for fit, rs in zip(per_seed, s.r_stars)]) for per_seed in fits]
     return claim_over_seeds(f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
                             f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): gradient descent from small initialisation ({s.init_scale:g}) learns a kernel "
-                            "whose energy effective rank is r* up to the estimation-noise tolerance (plain GD, stopped when the training loss reaches the "
-                            "noise floor — the loss of the truth, which meets the criterion with error 0)", err("small"), tol, "<=", paper="recovery restored",
-                            control=(f"the same student, step, budget and stopping rule from initialisation {s.large_init_scale:g}", err("large")),
-                            removes="small initialisation", protocol=(underdetermined_protocol(s, "small"), underdetermined_protocol(s, "large")), changes="init")
+                            "whose energy effective rank is r* up to the estimation-noise tolerance", err("small"), tol, "<=", paper="recovery restored",
+                            control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation")
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."

@@ -12,7 +12,7 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention',
-           'softmax_attention', 'AttentionTask', 'attention_task', 'plus_direction']
+           'softmax_attention', 'AttentionTask', 'attention_task']
 
 # %% ../nbs/20_tasks.ipynb #0c5e2f17
 from .spectral import as_float64_array, checked_number, checked_noise_std, InputTypeError
@@ -138,27 +138,3 @@ def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str 
     Y_clean = ATTENTION[kind](X, K, V)
     Y = Y_clean + noise_std * torch.randn(Y_clean.shape, generator=gen, dtype=torch.float64)
     return AttentionTask(X.to(device), Y.to(device), Y_clean.to(device), K.to(device), V.to(device), float(noise_std), int(r_star), kind)
-
-# %% ../nbs/20_tasks.ipynb #b4e7c2d1
-def _orthogonal_direction(M: torch.Tensor, gen: torch.Generator, side: str) -> torch.Tensor:
-    "A Haar-random unit vector orthogonal to the column space (`side` 'col') or the row space ('row') of the matrix `M` (m, m)."
-    U, S, Vh = torch.linalg.svd(M.cpu().to(torch.float64))
-    basis = (U if side == "col" else Vh.T)[:, : int((S > S[0] * 1e-10).sum())]
-    x = torch.randn(M.shape[0], generator=gen, dtype=torch.float64)
-    x = x - basis @ (basis.T @ x)                                           # project out the existing directions
-    return x / x.norm()
-
-def plus_direction(task, value: float, seed: int = 0):
-    "The same task (inputs, value map, noise) with one more singular direction of size `value` added to its operator, orthogonal to its own: $A^*+wuv^\\top$ (`LinearTask`) or $K^*+wuv^\\top$ (`AttentionTask`); `seed` draws u and v."
-    value = checked_number(value, "value", low=0, open_low=True)
-    M = task.A if isinstance(task, LinearTask) else task.K
-    if int(torch.linalg.matrix_rank(M.cpu().to(torch.float64))) >= M.shape[0]: raise InputError("the operator has full rank: no direction is left to add")
-    gen = torch.Generator().manual_seed(int(checked_number(seed, "seed", integer=True)))
-    u, v = _orthogonal_direction(M, gen, "col"), _orthogonal_direction(M, gen, "row")
-    M_new = (M.cpu().to(torch.float64) + value * torch.outer(u, v)).to(M)
-    noise = task.Y - task.Y_clean
-    if isinstance(task, LinearTask):
-        clean = M_new @ task.X @ task.V
-        return LinearTask(task.X, clean + noise, clean, M_new, task.V, task.noise_std, task.r_star + 1)
-    clean = ATTENTION[task.kind](task.X, M_new, task.V)
-    return AttentionTask(task.X, clean + noise, clean, M_new, task.V, task.noise_std, task.r_star + 1, task.kind)

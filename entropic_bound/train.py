@@ -89,8 +89,8 @@ def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
     return full
 
 def _converged(cur, last, active, rtol, atol):
-    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last` (`rtol=None`: only the `atol` rule, a stopping rule on the loss itself)."
-    if rtol is None: return active & (cur <= atol) if atol > 0 else torch.zeros_like(active)
+    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last`."
+    if rtol is None: return torch.zeros_like(active)
     return active & ((cur <= atol) | ((last - cur).abs() <= rtol * cur.abs()))
 
 def _shed(full: dict, p: dict, d: dict, rows, active, opt) -> tuple:
