@@ -55,7 +55,8 @@ def payoff_figures(p: dict) -> dict:
                   f"{r['bytes_keys'] + r['bytes_values']}; next-token KL latent {r['latent_kl']:.4f}, post-rotary {r['cache_kl']:.4f}" for r in p["smollm2"]["rows"])
     speed = p["smollm2"]["speed"]
     ctx = [x["context"] for x in speed["original (eager)"]]
-    v = "; ".join(f"{c} tokens: " + ", ".join(f"{name} cache {runs[i]['cache_mb']:.1f} MiB, peak {runs[i]['peak_rss_mb']:.0f} MiB, prefill {runs[i]['prefill_tok_s']:.1f} tok/s, "
+    shown = {"latent": "latent route", "cache": "post-rotary route"}
+    v = "; ".join(f"{c} tokens: " + ", ".join(f"{shown.get(name, name)}: cache {runs[i]['cache_mb']:.1f} MiB, peak {runs[i]['peak_rss_mb']:.0f} MiB, prefill {runs[i]['prefill_tok_s']:.1f} tok/s, "
                                                f"decode {runs[i]['decode_tok_s']:.2f} tok/s" for name, runs in speed.items()) for i, c in enumerate(ctx))
     mm = [r for r in p["minilm"]["rows"] if "sentences_per_s_original" in r]
     e = f"; sentences per second at {mm[0]['budget']:.0%}: original {mm[0]['sentences_per_s_original']:.1f}, sliced {mm[0]['sentences_per_s_sliced']:.1f}" if mm else ""
