@@ -199,21 +199,25 @@ def estimate_command(a) -> int:
     return 0
 
 # %% ../nbs/92_cli.ipynb #05f46ea7
-def _audit_arguments(p: argparse.ArgumentParser) -> None:
-    "The arguments of `entropic-bound audit`."
+def _checkpoint_arguments(p: argparse.ArgumentParser, out: str, text: str = "") -> None:
+    "The arguments every command on a real checkpoint takes: --model, --text, --out (default `out`), --device, --no-progress."
     p.add_argument("--model", metavar="DIR|FILE|NAME", help="checkpoint folder, .gguf file, shipped name (minilm, smollm2) or a model in the local "
                    f"Hugging Face cache; families: {', '.join(MODEL_FAMILIES)} (default: the shipped all-MiniLM-L6-v2)")
-    p.add_argument("--tokenizer", metavar="DIR|NAME", help="tokenizer folder or cached name (default: the checkpoint's own)")
-    p.add_argument("--text", metavar="FILE", help="UTF-8 text, one passage per line; default: the shipped text")
-    p.add_argument("--out", metavar="DIR", default="audit", help="output folder (default: audit)")
+    p.add_argument("--text", metavar="FILE", help=f"UTF-8 text, one passage per line{text}; default: the shipped text")
+    p.add_argument("--out", metavar="DIR", default=out, help=f"output folder (default: {out})")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines or bar")
+
+def _audit_arguments(p: argparse.ArgumentParser) -> None:
+    "The arguments of `entropic-bound audit`."
+    _checkpoint_arguments(p, "audit")
+    p.add_argument("--tokenizer", metavar="DIR|NAME", help="tokenizer folder or cached name (default: the checkpoint's own)")
     p.add_argument("--tol", type=float, default=0.05, help="tolerance on attention total variation, in (0, 1) (default 0.05)")
     p.add_argument("--tol-out", type=float, default=None, help="tolerance on the head-output energy share (default: --tol)")
     p.add_argument("--seq-len", type=int, default=128, help="tokens per packed sequence (default 128)")
     p.add_argument("--max-sequences", type=int, default=None, help="measure at most this many sequences")
     p.add_argument("--seed", type=int, default=0, help="seed of the fit / held-out split")
     p.add_argument("--curves", type=int, default=4, help="heads whose full error-vs-rank curves are drawn (default 4)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 def audit_command(a) -> int:
     "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input (`--out` and `--device` checked before the model is loaded)."
@@ -231,23 +235,18 @@ TABLE6_BUDGETS = (0.25, 0.5, 0.75)                     # = the budgets of Table 
 
 def _compress_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound compress`."
-    p.add_argument("--model", metavar="DIR|FILE|NAME", help="a BERT-family encoder or a Llama-family decoder: folder, .gguf file, shipped name (minilm, smollm2) "
-                   "or cached name (default: the shipped all-MiniLM-L6-v2)")
-    p.add_argument("--text", metavar="FILE", help="UTF-8 text, one sentence per line, at least 30 lines; default: the shipped text")
-    p.add_argument("--out", metavar="DIR", default="compress", help="output folder (default: compress)")
+    _checkpoint_arguments(p, "compress", ", at least 30 lines")
     p.add_argument("--budget", type=float, default=None, help="fraction of all query-key directions kept in the exported model, in (0, 1] (default 0.5)")
     p.add_argument("--allocation", default="native", help="allocation of the exported model: native, static, uniform, greedy or shuffled (default native)")
     p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
     p.add_argument("--budgets", default=None, help=f"budgets of the table, comma-separated fractions in (0, 1] (default: the --budget alone when it is given, "
                    f"else {','.join(f'{b:g}' for b in TABLE6_BUDGETS)})")
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
     p.add_argument("--route", default="fold", choices=("fold", "slice", "latent", "cache"),
                    help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K; default), slice (encoders: query/key maps "
                         "sum(r_h) wide, its own modeling code), latent or cache (rotary decoders: a key cache of sum_g r_g numbers per token, Palu's "
                         "pre-rotary latent or the post-rotary basis; its own modeling code). Load slice, latent and cache exports with trust_remote_code=True")
     p.add_argument("--no-export", action="store_true", help="write the table only, no compressed checkpoint")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 def compress_budgets(budget: float | None, budgets: str | None) -> tuple:
     "`(export budget, table budgets)` of `entropic-bound compress`: `--budgets` as given; else the `--budget` alone when it is given; else Table 6's budgets, exporting at 0.5."
