@@ -129,7 +129,9 @@ def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", pr
     settings = exp.settings("quick") if settings is None else settings
     config = None if records is None else settings_config(exp.name, settings, seed_tuple(seeds), device)
     measured = None if config is None else reusable_units(records, config)
-    if measured is not None: print(f"{exp.name}: summarising the units measured under {records} (same settings, seeds, device and code)")
+    if measured is not None:                          # measured by the registered code, whose identity the key holds: summarise with it
+        exp = experiment(exp.name)                    # (a page's own copy of the classes would not recognise the stored units)
+        print(f"{exp.name}: summarising the units measured under {records} (same settings, seeds, device and code)")
     else:
         measured = {u: measure_unit(exp, settings, u, device, progress) for u in units(exp, settings, seeds, per_seed)}
         if config is not None: save_units(records, config, measured)
