@@ -128,9 +128,10 @@ def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", pr
     there are summarised instead of measured again, and units measured here are kept there."""
     settings = exp.settings("quick") if settings is None else settings
     config = None if records is None else settings_config(exp.name, settings, seed_tuple(seeds), device)
-    measured = None if config is None else reusable_units(records, config)
-    if measured is not None:                          # measured by the registered code, whose identity the key holds: summarise with it
-        exp = experiment(exp.name)                    # (a page's own copy of the classes would not recognise the stored units)
+    if config is not None:                            # kept units are keyed by the registered code: measure and summarise with it (a page's
+        exp = experiment(exp.name); settings = exp.Settings(**dataclasses.asdict(settings))
+    measured = None if config is None else reusable_units(records, config)   # own copies of the classes would not recognise them)
+    if measured is not None:
         print(f"{exp.name}: summarising the units measured under {records} (same settings, seeds, device and code)")
     else:
         measured = {u: measure_unit(exp, settings, u, device, progress) for u in units(exp, settings, seeds, per_seed)}
