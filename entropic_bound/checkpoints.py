@@ -21,10 +21,10 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'ADAPTERS', 'SUPPORTED_FAMILIES', 'require', 'default_model_dir',
-           'smollm2_path', 'default_text_path', 'read_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads',
-           'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_from_model', 'ModelSource',
-           'resolve_model', 'load_tokenizer', 'load_adapter', 'TokenBatch', 'pack_token_ids', 'encode_text',
-           'attention_inputs']
+           'smollm2_path', 'default_text_path', 'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads',
+           'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_from_model',
+           'ModelSource', 'resolve_model', 'load_tokenizer', 'cache_dir', 'load_adapter', 'TokenBatch',
+           'pack_token_ids', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -67,6 +67,22 @@ def read_text(path) -> list[str]:
     if not lines: raise InputError("text", f"{path} contains no text")
     return lines
 
+def python_docs_text(max_lines: int = 100, min_chars: int = 60, max_chars: int = 250) -> list[str]:
+    """English prose nobody in this project wrote, shipped with the interpreter: the paragraphs of the Python language reference's
+    topics (`pydoc_data.topics`, the text of `help()`), one per line — prose only (no indented code or grammar, no headings),
+    `min_chars`..`max_chars` characters long, `max_lines` of them taken evenly through the topics in sorted order. It varies with
+    the Python version (`sys.version`); InputError('text', ...) if the interpreter ships without it."""
+    import re
+    try: from pydoc_data.topics import topics
+    except ImportError: raise InputError("text", "this Python ships without pydoc_data.topics (the documentation topics of help())") from None
+    rule = lambda ln: ln.strip() and set(ln.strip()) <= set("*=-~^")                 # a heading's underline
+    paras = [" ".join(b.split()) for name in sorted(topics) for b in re.split(r"\n\s*\n", topics[name])
+             if b.strip() and not b.startswith(" ") and not any(rule(ln) for ln in b.split("\n"))]
+    paras = [p for p in paras if min_chars <= len(p) <= max_chars]
+    if not paras or max_lines < 1: raise InputError("text", f"no documentation paragraphs of {min_chars}-{max_chars} characters (max_lines {max_lines})")
+    n = min(max_lines, len(paras))
+    return [paras[i] for i in sorted({round(i * (len(paras) - 1) / max(1, n - 1)) for i in range(n)})]
+
 # %% ../nbs/24_checkpoints.ipynb #e8dc7c20
 @dataclass
 class HeadAdapter:
@@ -97,6 +113,9 @@ class HeadAdapter:
         raise NotImplementedError
     def input_modules(self) -> list:
         "Per layer, the module whose first input is the hidden state entering attention (T, d)."
+        raise NotImplementedError
+    def output_modules(self) -> list:
+        "Per layer, the attention's output map: its output (n, T, d) is what the layer's heads add to the residual stream."
         raise NotImplementedError
     def matrices(self, layer: int) -> dict:
         "Whole weight matrices of `layer` (name -> (out, in) tensor) for the per-layer table."
@@ -145,6 +164,7 @@ class BertHeads(HeadAdapter):
         WO = a.output.dense.weight.detach().double().T.reshape(H, self.d_head, self.d_model)   # rows of head h
         return LayerHeads(WQ, bQ, WK, bK, WV, WO, scale=1 / self.d_head ** 0.5, causal=False)
     def input_modules(self): return [self._block(l).attention.self.query for l in range(self.n_layers)]
+    def output_modules(self): return [self._block(l).attention.output.dense for l in range(self.n_layers)]
     def matrices(self, l):
         b = self._block(l)
         return {"query": b.attention.self.query.weight, "key": b.attention.self.key.weight, "value": b.attention.self.value.weight,
@@ -169,6 +189,7 @@ class GPT2Heads(HeadAdapter):
         s = 1 / self.d_head ** 0.5 if getattr(cfg, "scale_attn_weights", True) else 1.0
         return s / (l + 1) if getattr(cfg, "scale_attn_by_inverse_layer_idx", False) else s
     def input_modules(self): return [self._block(l).attn.c_attn for l in range(self.n_layers)]
+    def output_modules(self): return [self._block(l).attn.c_proj for l in range(self.n_layers)]
     def matrices(self, l):
         b, d = self._block(l), self.d_model
         W = b.attn.c_attn.weight.T                                                        # Conv1D stores (in, out)
@@ -204,6 +225,7 @@ class RotaryHeads(HeadAdapter):
         cos, sin = self.rotary_tables(min(self.max_positions, 4096) if T is None else T, l)
         return LayerHeads(WQ, bQ, WK, bK, WV, WO, scale=float(a.scaling), causal=True, window=self._window(a), cos=cos, sin=sin,
                           q_norm=self._norm(getattr(a, "q_norm", None)), k_norm=self._norm(getattr(a, "k_norm", None)), softcap=self._softcap(a))
+    def output_modules(self): return [self._out(self._attn(l)) for l in range(self.n_layers)]
     def check_foldable(self):
         a = self._attn(0)
         if getattr(a, "q_norm", None) is not None or getattr(a, "k_norm", None) is not None:
@@ -384,13 +406,47 @@ def _quiet_gguf():
     finally:
         if bar is not None: mod.tqdm = bar
 
+def cache_dir() -> Path:
+    "Where the library keeps what it computes once per machine (de-quantised GGUF checkpoints): `$ENTROPIC_BOUND_CACHE`, else ~/.cache/entropic_bound."
+    return Path(os.environ.get("ENTROPIC_BOUND_CACHE") or Path.home() / ".cache" / "entropic_bound")
+
+def _dequantised(src, transformers):
+    """The GGUF checkpoint `src` de-quantised once into a standard folder (config, float weights and tokenizer, `save_pretrained`) under
+    `cache_dir()`, keyed by the file's name, size and modification time and the transformers version, so that later loads read floats
+    instead of de-quantising again (tens of seconds for SmolLM2 on two cores); None where the cache cannot be written (then the GGUF
+    file is read each time)."""
+    import shutil, tempfile
+    f = src.path / src.gguf_file
+    st = f.stat()
+    folder = cache_dir() / "gguf" / f"{f.stem}-{st.st_size}-{st.st_mtime_ns}-transformers{transformers.__version__}"
+    if (folder / "config.json").is_file(): return folder
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=".gguf-", dir=folder.parent))
+    except OSError: return None
+    try:
+        with _quiet_gguf():
+            net = transformers.AutoModelForCausalLM.from_pretrained(src.path, gguf_file=src.gguf_file, local_files_only=True)
+        net.hf_quantizer = None                                         # the weights are floats now: no quantisation marker to save
+        if hasattr(net.config, "quantization_config"): del net.config.quantization_config
+        net.save_pretrained(stage)
+        tok = load_tokenizer(src.path, src.gguf_file)
+        if tok is not None: tok.save_pretrained(stage)
+        try: os.replace(stage, folder)
+        except OSError: pass                                            # another process made it first
+        return folder if (folder / "config.json").is_file() else None
+    except OSError: return None
+    finally: shutil.rmtree(stage, ignore_errors=True)
+
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None, causal_lm: bool = False) -> HeadAdapter:
     """Load `model` (see `resolve_model`; default: the shipped MiniLM) offline and return its head adapter on `device`; the tokenizer
     from `tokenizer` (a folder or cached name) if given, else from the checkpoint itself. `causal_lm`: a decoder with its language-model
-    head (`AutoModelForCausalLM`), for next-token measures; the heads are read from its base model either way."""
+    head (`AutoModelForCausalLM`), for next-token measures; the heads are read from its base model either way. A GGUF file is
+    de-quantised once per machine (`cache_dir`), and later loads read the floats."""
     src = resolve_model(model)
     transformers = require("transformers"); transformers.logging.set_verbosity_error(); transformers.utils.logging.disable_progress_bar()
     if src.gguf_file is not None: require("gguf")
+    if src.gguf_file is not None and (cached := _dequantised(src, transformers)) is not None: src = ModelSource(cached, None, src.name)
     kw = dict(local_files_only=True, gguf_file=src.gguf_file) if src.gguf_file else dict(local_files_only=True)
     try: cfg = transformers.AutoConfig.from_pretrained(src.path, **kw)
     except (OSError, ValueError) as e: raise InputError("model", f"cannot read the configuration of {src.name}: {str(e).splitlines()[0]}") from None

@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Callable
 from pathlib import Path
 
@@ -18,13 +18,14 @@ import torch
 
 from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
 from .checkpoints import HeadAdapter, attention_inputs, encode_text
-from .policy import cpu_threads
+from .policy import cpu_threads, engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'Calibration', 'calibrate', 'split_lines', 'AllocationRule', 'allocation_rule',
-           'allocate', 'fold', 'sentence_embeddings', 'fidelity', 'next_token_logprobs', 'next_token_fidelity',
-           'fidelity_meter', 'SplitResult', 'compress_split', 'export']
+__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'SENSITIVITY_GRID', 'ORDER_RULES', 'Calibration', 'calibrate', 'split_lines',
+           'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
+           'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'layer_sensitivity', 'fidelity_meter',
+           'SplitResult', 'calibrate_split', 'compress_split', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -33,7 +34,9 @@ class Calibration:
     a key-value group of a rotary decoder, whose `group_size` query heads share one key basis): in-sample error curves of the
     input-whitened order at every rank 0..d_h (attention TV and output-energy share, (L, U, d_h + 1); a group's are its heads'
     means), the units' output energy (L, U), their absolute output errors (L, U, d_h + 1; a group's is its heads' sum), the static kernels' energy tails 1 - sum_{i<=r} s_i^2 / sum s_i^2 (L, U, d_h + 1), and
-    the orders per layer, {'whitened' | 'svd': [(L, s, R), each (U, ...), per layer]} (decoders: 'whitened', before the rotation)."""
+    the orders per layer, {'whitened' | 'svd': [(L, s, R), each (U, ...), per layer]} (decoders: 'whitened', before the rotation).
+    The signals the loss gives, where measured (else None): Palu's Fisher information of each unit's W_K (L, U) and each layer's
+    output Fisher per coordinate (L,) (`loss_signals`), and ASVD's per-layer sensitivity curves (L, d_h + 1) (`layer_sensitivity`)."""
     tv: np.ndarray
     out: np.ndarray
     energy: np.ndarray
@@ -41,6 +44,9 @@ class Calibration:
     orders: dict
     group_size: int = 1
     abs_out: np.ndarray | None = None
+    fisher_k: np.ndarray | None = None
+    out_weight: np.ndarray | None = None
+    sensitivity: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple: return self.tv.shape[:2]
@@ -61,7 +67,7 @@ def calibrate(adapter: HeadAdapter, batch) -> Calibration:
     G = H if kind == "encoder" else adapter.n_kv_heads
     per_unit = lambda a: a.reshape(G, H // G, *a.shape[1:]).mean(1)                  # (H, ...) -> (G, ...): a group's mean
     tv, out, energy, tail, orders, absolute = [], [], [], [], {"whitened": []} if kind == "decoder" else {"whitened": [], "svd": []}, []
-    with cpu_threads(device, 1):
+    with cpu_threads(device, engine_threads()):
         for l in range(adapter.n_layers):
             lay = adapter.layer(l, T).to(device)
             st = head_states(lay, X[l].to(device), batch.mask)
@@ -125,6 +131,7 @@ class AllocationRule:
     description: str
     color: str
     marker: str
+    needs: tuple = ()                       # the Calibration fields it reads beyond the error curves ('fisher_k', 'out_weight', 'sensitivity')
 
     @property
     def style(self) -> tuple:
@@ -133,12 +140,28 @@ class AllocationRule:
 
 ALLOCATION_RULES: dict = {}
 
-def allocation_rule(name: str, description: str, color: str, marker: str):
-    "Register the decorated function rule(cal, B, seed) -> ranks (N,) as the allocation `name` in `ALLOCATION_RULES`."
+def allocation_rule(name: str, description: str, color: str, marker: str, needs: tuple = ()):
+    "Register the decorated function rule(cal, B, seed) -> ranks (N,) as the allocation `name` in `ALLOCATION_RULES`; `needs`: the loss signals it reads."
     def register(f):
-        ALLOCATION_RULES[name] = AllocationRule(f, description, color, marker)
+        ALLOCATION_RULES[name] = AllocationRule(f, description, color, marker, tuple(needs))
         return f
     return register
+
+def _absolute(cal) -> np.ndarray:
+    "Absolute output errors (L, U, d_h + 1): a unit's output-energy share times its energy (its heads' sum)."
+    return cal.out * cal.energy[..., None] if cal.abs_out is None else cal.abs_out
+
+def _proportional(weights, budget: int, cap: int) -> np.ndarray:
+    """Palu's rule: ranks (N,) proportional to `weights` (N,), floored and capped at `cap`; the directions left over one each, in passes,
+    to the units below the cap with the largest remainders."""
+    w = np.clip(np.asarray(weights, dtype=np.float64).ravel(), 0, None)
+    share = budget * w / w.sum() if w.sum() > 0 else np.full(w.size, budget / w.size)
+    r = np.minimum(np.floor(share), cap).astype(int)
+    while r.sum() < budget and (r < cap).any():
+        for i in np.argsort(-(share - r), kind="stable"):
+            if r.sum() >= budget: break
+            if r[i] < cap: r[i] += 1
+    return r
 
 @allocation_rule("native", "a common output-error tolerance on the fit half (water-filling the units' error curves)", "C0", "o")
 def _native(cal, B, seed): return _water_fill(cal.out.reshape(-1, cal.d_head + 1), B)
@@ -152,29 +175,42 @@ def _uniform(cal, B, seed):
     return np.full(N, B // N) + (np.arange(N) < B % N)
 
 @allocation_rule("greedy", "one direction at a time to the unit whose absolute output error falls most", "C3", "D")
-def _greedy_rule(cal, B, seed): return _greedy((cal.out * cal.energy[..., None] if cal.abs_out is None else cal.abs_out).reshape(-1, cal.d_head + 1), B)
+def _greedy_rule(cal, B, seed): return _greedy(_absolute(cal).reshape(-1, cal.d_head + 1), B)
 
-@allocation_rule("shuffled", "the native ranks permuted across units (the control: same ranks, not matched to units)", "0.5", "x")
-def _shuffled(cal, B, seed): return np.random.default_rng(seed).permutation(_native(cal, B, seed))
+@allocation_rule("native_loss", "a common predicted loss increase (water-filling the units' native error curves priced by their measured output Fisher)",
+                 "C4", "P", needs=("out_weight",))
+def _native_loss(cal, B, seed): return _water_fill((_absolute(cal) * cal.out_weight[..., None]).reshape(-1, cal.d_head + 1), B)
+
+@allocation_rule("fisher", "Palu's rule: ranks proportional to each unit's Fisher information of W_K", "C5", "v", needs=("fisher_k",))
+def _fisher(cal, B, seed): return _proportional(cal.fisher_k, B, cal.d_head)
+
+@allocation_rule("sensitivity", "ASVD's rule: a common threshold on each layer's measured loss when it alone is cut", "C6", "*", needs=("sensitivity",))
+def _sensitivity(cal, B, seed): return _water_fill(np.repeat(cal.sensitivity, cal.shape[1], axis=0), B)
+
+@allocation_rule("shuffled", "the loss-aware native ranks permuted across units (the control: same ranks, not matched to units)", "0.5", "x", needs=("out_weight",))
+def _shuffled(cal, B, seed): return np.random.default_rng(seed).permutation(_native_loss(cal, B, seed))
 
 ALLOCATIONS = tuple(ALLOCATION_RULES)
 
 def allocate(cal: Calibration, budget: float, how: str, seed: int = 0) -> np.ndarray:
     """Query-key ranks (L, U) for every unit at a total of round(budget * L * U * d_h) directions, allocated by the rule `how` of
     `ALLOCATION_RULES`: 'native' (a common output-error tolerance on the fit half), 'static' (a common share of the static kernel's
-    energy), 'uniform', 'greedy' (largest fall of absolute output error per direction), or 'shuffled' (the native ranks permuted
-    across units); `seed` for the rules that draw."""
+    energy), 'uniform', 'greedy' (largest fall of absolute output error per direction), 'native_loss' (the native error curves priced
+    in predicted loss), 'fisher' (Palu), 'sensitivity' (ASVD), or 'shuffled' (the native_loss ranks permuted across units); `seed` for
+    the rules that draw."""
     if how not in ALLOCATION_RULES: raise InputError("allocation", f"must be one of {', '.join(ALLOCATION_RULES)}; got {how!r}")
+    missing = [n for n in ALLOCATION_RULES[how].needs if getattr(cal, n) is None]
+    if missing: raise InputError("allocation", f"{how} reads {', '.join(missing)}, which this calibration lacks (measure it with loss_signals / layer_sensitivity)")
     if not 0 < budget <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     (L, H), dh = cal.shape, cal.d_head
     B = int(round(budget * L * H * dh))
     return np.asarray(ALLOCATION_RULES[how].rule(cal, B, seed)).reshape(L, H).astype(int)
 
 # %% ../nbs/11_compress.ipynb #1e93bebf
-def _fold_encoder(adapter, cal, ranks, order, net):
+def _fold_encoder(adapter, cal, ranks, order, net, layers):
     "Per-head orders (an encoder): head h of layer l keeps ranks[l, h] nonzero query and key coordinates, written back by the adapter."
     dh = adapter.d_head
-    for l in range(adapter.n_layers):
+    for l in layers:
         lay = adapter.layer(l)                                          # the original maps (the adapter's model is never changed)
         Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders[order][l])
         new = []
@@ -189,10 +225,10 @@ def _fold_encoder(adapter, cal, ranks, order, net):
             new += [Wn, bn]
         adapter.write_query_key(net, l, *new)                           # back into the family's own layout
 
-def _fold_decoder(adapter, cal, ranks, net):
+def _fold_decoder(adapter, cal, ranks, net, layers):
     "Rotary decoders: key-value group g of layer l keeps rank ranks[l, g]: W_Q,h' = W_Q,h M_r for its query heads, W_K,g' = W_K,g M_r^T, before the rotation."
     dh, k = adapter.d_head, cal.group_size
-    for l in range(adapter.n_layers):
+    for l in layers:
         lay = adapter.layer(l, 1)
         Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders["whitened"][l])
         M = [Lo[g, :, :r] @ torch.diag(s[g, :r]) @ Ro[g, :, :r].T for g, r in enumerate(ranks[l].tolist())]   # (dh, dh) oblique projections
@@ -203,32 +239,41 @@ def _fold_decoder(adapter, cal, ranks, net):
         bK = torch.stack([lay.bK[g] if full[g] else lay.bK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
         adapter.write_query_key(net, l, WQ, bQ, WK, bK)
 
-def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str = "whitened", model=None):
+def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str = "whitened", model=None, layers=None):
     """A copy of the adapter's model (or `model`, overwritten) with every allocation unit cut to its rank in `ranks` (L, U).
     Encoders, head h in `order` ('whitened' or 'svd'): W_Q,h' = W_Q,h L_r diag(s_r) P, b_Q,h' = b_Q,h L_r diag(s_r) P,
     W_K,h' = W_K,h R_r P, b_K,h' = b_K,h R_r P with P = [I_r 0]. Rotary decoders, key-value group g (whitened, before the rotation):
     W_Q,h' = W_Q,h M_r for its query heads and W_K,g' = W_K,g M_r^T, M_r = L_r diag(s_r) R_r^T. Either way the logits are those of the
     measured cut, in a model of the same architecture; the family's adapter writes them back (`HeadAdapter.write_query_key`) or
-    refuses a family whose cut does not fold exactly (`HeadAdapter.check_foldable`)."""
+    refuses a family whose cut does not fold exactly (`HeadAdapter.check_foldable`). `layers`: write only these layers (the others of
+    `model` are left as they are; default every layer)."""
     kind = _foldable(adapter)
     if order not in cal.orders: raise InputError("order", f"must be one of {', '.join(cal.orders)} for this model; got {order!r}")
     net = copy.deepcopy(adapter.model) if model is None else model
+    layers = range(adapter.n_layers) if layers is None else [int(l) for l in layers]
     with torch.no_grad():
-        if kind == "encoder": _fold_encoder(adapter, cal, ranks, order, net)
-        else: _fold_decoder(adapter, cal, ranks, net)
+        if kind == "encoder": _fold_encoder(adapter, cal, ranks, order, net, layers)
+        else: _fold_decoder(adapter, cal, ranks, net, layers)
     return net
 
 # %% ../nbs/11_compress.ipynb #65d7928d
+def _mean_pooled(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    "Unit-norm mean over the valid tokens of last hidden states h (n, T, d) with mask (n, T): the MiniLM sentence encoder's own pooling."
+    m = mask[..., None].to(h.dtype)
+    return torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1)
+
 def sentence_embeddings(model, tokenizer, lines: list, batch_size: int = 64) -> torch.Tensor:
-    "Unit-norm mean-pooled embeddings (n, d) of `lines`, each line a sentence with the tokenizer's special tokens (the MiniLM sentence encoder's own pooling)."
+    """Unit-norm mean-pooled embeddings (n, d) of `lines`, each line a sentence with the tokenizer's special tokens (the MiniLM sentence
+    encoder's own pooling), in the order of `lines`; batches are formed by length, so that little of a batch is padding."""
     device, out = next(model.parameters()).device, []
+    by_length = sorted(range(len(lines)), key=lambda i: len(lines[i]))
     with torch.no_grad():
         for i in range(0, len(lines), batch_size):
-            enc = tokenizer(lines[i:i + batch_size], padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
+            enc = tokenizer([lines[j] for j in by_length[i:i + batch_size]], padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
             h = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
-            m = enc["attention_mask"][..., None].to(h.dtype)
-            out.append(torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1).double().cpu())
-    return torch.cat(out)
+            out.append(_mean_pooled(h, enc["attention_mask"]).double().cpu())
+    E = torch.cat(out) if out else torch.zeros(0, 0, dtype=torch.float64)
+    return E[torch.argsort(torch.tensor(by_length))] if out else E
 
 def fidelity(E0: torch.Tensor, E1: torch.Tensor, k: int = 10) -> dict:
     """How close embeddings E1 (n, d) of a compressed model stay to the original's E0: mean cosine, Spearman correlation of the two
@@ -271,45 +316,172 @@ def next_token_fidelity(P0: torch.Tensor, P1: torch.Tensor, batch) -> dict:
     likely token is unchanged."""
     return _next_token_result(_next_token_sums(P0, P1, batch.ids, batch.mask))
 
+# %% ../nbs/11_compress.ipynb #5a1b2c02
+def _calibration_losses(adapter: HeadAdapter, batch, lines: list, seed: int, chunk: int):
+    """The calibration losses, one per batch of `chunk` sequences, as (loss thunk, number of positions). A decoder: the packed fit half
+    `batch`, mean next-token cross-entropy on the text's own tokens (the calibration loss Palu uses). An encoder: the fit `lines`, one
+    sentence each, loss mean_s z_s . e_s for a fixed standard-normal probe z_s per sentence (seed `seed`) against its embedding e_s,
+    whose squared gradient is, over the probes, the Fisher information of the embedding under isotropic Gaussian noise."""
+    device = next(adapter.model.parameters()).device
+    if adapter.kind == "decoder":
+        for i in range(0, batch.ids.shape[0], chunk):
+            ids, mask = batch.ids[i:i + chunk].to(device), batch.mask[i:i + chunk].to(device)
+            yield (lambda ids=ids, mask=mask: adapter.model(input_ids=ids, attention_mask=mask, labels=ids.masked_fill(mask == 0, -100)).loss), int(mask.sum())
+        return
+    gen = torch.Generator().manual_seed(seed)
+    for i in range(0, len(lines), chunk):
+        enc = adapter.tokenizer(lines[i:i + chunk], padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
+        z = torch.randn(enc["input_ids"].shape[0], adapter.d_model, generator=gen, dtype=torch.float64).to(device)
+        def loss(enc=enc, z=z):
+            e = _mean_pooled(adapter.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state, enc["attention_mask"])
+            return (e.double() * z).sum(-1).mean()
+        yield loss, int(enc["attention_mask"].sum())
+
+def _key_gradients(adapter: HeadAdapter) -> list:
+    "Per layer the loss gradient of W_K in head coordinates (G, d, d_h), read through the adapter's own layout: its maps with every parameter's gradient in place of its value."
+    params = [p for p in adapter.model.parameters() if p.grad is not None]
+    values = [p.data for p in params]
+    try:
+        for p in params: p.data = p.grad
+        return [adapter.layer(l, 1).WK.clone() for l in range(adapter.n_layers)]
+    finally:
+        for p, v in zip(params, values): p.data = v
+
+def loss_signals(adapter: HeadAdapter, cal: Calibration, batch, lines: list | None = None, seed: int = 0, chunk: int = 4) -> Calibration:
+    """`cal` with what the model's loss says about its units, from one backward pass per calibration batch of `chunk` sequences of the
+    fit half (`batch` for a decoder, `lines` for an encoder; the losses of `_calibration_losses`):
+    `fisher_k` (L, U) — Palu's Fisher information of each unit's key map: per weight of W_K the root mean square over batches of its
+    loss gradient, averaged over the unit's weights; `out_weight` (L, U) — the price of a unit's absolute output error in loss: per
+    head h, the mean over positions of the squared loss gradient g_h at the head's output before the output map (the input of
+    `output_modules`), divided by ||W_O,h||_F^2, so that w_h ||d W_O,h||^2 is the second-order loss increase (1/2 omitted) of an output
+    change d W_O,h isotropic in the head's d_h coordinates; a group's is its heads' mean."""
+    if adapter.kind == "encoder" and not lines: raise InputError("lines", "an encoder's loss signals need the fit lines")
+    model, L, H, dh = adapter.model, adapter.n_layers, adapter.n_heads, adapter.d_head
+    G = cal.shape[1]
+    fisher = [torch.zeros(G, adapter.d_model, dh, dtype=torch.float64) for _ in range(L)]
+    out2, positions, batches = np.zeros((L, H)), 0, 0
+    def add(l, g): out2[l] += g.detach().double().reshape(-1, H, dh).pow(2).sum((0, 2)).cpu().numpy()
+    def hook(l):
+        def keep(module, args):
+            z = args[0]
+            if z.requires_grad: z.register_hook(lambda g: add(l, g))
+        return keep
+    handles = [m.register_forward_pre_hook(hook(l)) for l, m in enumerate(adapter.output_modules())]
+    was_training = model.training
+    model.eval()
+    try:
+        for loss, n in _calibration_losses(adapter, batch, lines, seed, chunk):
+            model.zero_grad(set_to_none=True)
+            loss().backward()
+            for l, g in enumerate(_key_gradients(adapter)): fisher[l] += g.cpu().pow(2)
+            positions, batches = positions + n, batches + 1
+    finally:
+        for h in handles: h.remove()
+        model.zero_grad(set_to_none=True); model.train(was_training)
+    fisher_k = np.stack([(f / batches).sqrt().mean((1, 2)).numpy() for f in fisher])
+    wo = np.stack([adapter.layer(l, 1).WO.pow(2).sum((1, 2)).cpu().numpy() for l in range(L)])          # ||W_O,h||_F^2 (L, H)
+    price = out2 / (positions * wo)
+    return replace(cal, fisher_k=fisher_k, out_weight=price.reshape(L, G, H // G).mean(-1))
+
+
+# %% ../nbs/11_compress.ipynb #5a1b2c03
+SENSITIVITY_GRID = (0.0, 0.25, 0.5, 0.75)        # ranks round(f * d_h) at which a layer's cut is measured (ASVD's ratio grid, coarser)
+
+def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSITIVITY_GRID) -> Calibration:
+    """`cal` with ASVD's sensitivity (reimplemented from its description; a layer is a layer of units here): per layer l and grid rank
+    g = round(f * d_h), f in `grid`, the model's loss on calibration text when every unit of layer l alone is cut to rank g (the others
+    whole), as the table's primary metric: `meter(net)`, a `fidelity_meter` on fit-half lines, gives KL for a decoder and 1 - cosine is
+    taken for an encoder. -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
+    smallest; 0 at full rank), which water-filling turns into ASVD's common-threshold search."""
+    (L, U), dh = cal.shape, cal.d_head
+    points = sorted({int(round(f * dh)) for f in grid} - {dh})
+    if not points or min(points) < 0: raise InputError("grid", f"fractions in [0, 1) giving at least one rank below d_h; got {grid}")
+    work, S, full = copy.deepcopy(adapter.model), np.full((L, dh + 1), np.inf), np.full((L, U), dh)
+    loss = lambda f: f["kl"] if "kl" in f else 1.0 - f["cosine"]
+    for l in range(L):
+        for g in points:
+            ranks = full.copy(); ranks[l] = g
+            S[l, g:] = loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])))
+        fold(adapter, cal, full, "whitened", model=work, layers=[l])           # layer l whole again
+        S[l, dh] = 0.0
+    return replace(cal, sensitivity=S)
+
+
 # %% ../nbs/11_compress.ipynb #7d2a67bf
-def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128):
+def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
     """A function net -> fidelity dict of a compressed copy of the adapter's model against the original on the held-out lines `held`:
-    `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`)."""
+    `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`);
+    `limit`: at most that many sentences (an encoder) or packed sequences (a decoder). The original's side is computed once, here;
+    the function's `positions` attribute is what each measurement averages over (sentences, or predicted tokens)."""
+    if limit is not None and limit < 1: raise InputError("limit", f"must be >= 1; got {limit}")
     if adapter.kind == "encoder":
+        held = held[:limit]
         ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
-        return lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
+        measure = lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
+        measure.positions = len(held)
+        return measure
     batch, chunk = encode_text(adapter, held, seq_len), 4
+    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
     ref = next_token_logprobs(adapter.model, batch, chunk)
     def measure(net):                                                   # chunk by chunk: one vocabulary-sized tensor of the copy at a time
         sums = sum(_next_token_sums(ref[i:i + chunk], next_token_logprobs(net, batch.head(i + chunk).tail(i), chunk), batch.ids[i:i + chunk],
                                     batch.mask[i:i + chunk]) for i in range(0, batch.ids.shape[0], chunk))
         return _next_token_result(sums)
+    measure.positions = int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum())
     return measure
 
 @dataclass
 class SplitResult:
-    "One split of the text: the calibration, the ranks {(allocation, budget): (L, U)} and the fidelity {(allocation, order, budget): dict}."
+    """One split of the text: the calibration, the ranks {(allocation, budget): (L, U)}, the fidelity on the held-out half and on the
+    other-source text {(allocation, order, budget): dict} (`other` empty where none was given), and what each averages over
+    (`positions`: {'held': n, 'other': n}, sentences or predicted tokens)."""
     calibration: Calibration
     ranks: dict
     fidelity: dict
+    other: dict = field(default_factory=dict)
+    positions: dict = field(default_factory=dict)
+
+def calibrate_split(adapter: HeadAdapter, fit: list, seed: int, allocations=ALLOCATIONS, seq_len: int = 128, limit: int | None = None,
+                    grid=SENSITIVITY_GRID, grid_limit: int | None = None) -> Calibration:
+    """Everything the `allocations` read, from the fit lines `fit` alone: the error curves and orders (`calibrate`), and where a rule needs
+    them the loss signals (`loss_signals`) and ASVD's sensitivity (`layer_sensitivity` at the rank fractions `grid`, measured on the same
+    fit lines). `limit`: at most that many packed sequences (a decoder) or sentences (an encoder) for every part; `grid_limit`: for the
+    sensitivity (default `limit`)."""
+    batch = encode_text(adapter, fit, seq_len)
+    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
+    cal = calibrate(adapter, batch)
+    needs = {n for a in allocations for n in ALLOCATION_RULES[a].needs}
+    with cpu_threads(next(adapter.model.parameters()).device, engine_threads()):
+        if needs & {"fisher_k", "out_weight"}: cal = loss_signals(adapter, cal, batch, fit[:limit], seed)
+        if "sensitivity" in needs: cal = layer_sensitivity(adapter, cal, fidelity_meter(adapter, fit, seq_len, grid_limit or limit), grid)
+    return cal
+
+ORDER_RULES = ("native", "static")           # the rules also measured in the kernel's own SVD order (which directions, against how many)
 
 def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 0.5, 0.75), allocations=ALLOCATIONS,
-                   orders=("whitened", "svd"), seq_len: int = 128, progress=None) -> SplitResult:
-    """Calibrate on one half of `lines` (split `seed`), then fold every allocation x order x budget and measure its fidelity on the
-    other half: sentence embeddings for an encoder (`fidelity`), next-token distributions for a decoder (`next_token_fidelity`;
-    its lines packed into sequences as for the calibration; the whitened order only)."""
+                   orders=("whitened", "svd"), seq_len: int = 128, progress=None, other=None, fit_limit: int | None = None,
+                   held_limit: int | None = None, grid=SENSITIVITY_GRID, grid_limit: int | None = None) -> SplitResult:
+    """Calibrate on one half of `lines` (split `seed`; `calibrate_split`), then fold every allocation x budget in the whitened order (and
+    the `ORDER_RULES` in the other `orders` too) and measure its fidelity on the other half and, with `other` (a `fidelity_meter` on
+    text of another source, made once for every split), on that: sentence embeddings for an encoder (`fidelity`), next-token
+    distributions for a decoder (`next_token_fidelity`; its lines packed into sequences as for the calibration; the whitened order
+    only). `fit_limit`, `held_limit`, `grid_limit`: at most that many sequences (a decoder) or sentences (an encoder) of the fit half,
+    of the held-out half, and of the fit half for ASVD's sensitivity at the rank fractions `grid`."""
     from entropic_bound.policy import progress_bar
     fit, held = split_lines(lines, seed)
-    cal = calibrate(adapter, encode_text(adapter, fit, seq_len))
+    cal = calibrate_split(adapter, fit, seed, allocations, seq_len, fit_limit, grid, grid_limit)
     orders = tuple(o for o in orders if o in cal.orders)
-    measure = fidelity_meter(adapter, held, seq_len)
+    measure = fidelity_meter(adapter, held, seq_len, held_limit)
     work = copy.deepcopy(adapter.model)
-    ranks, fid = {}, {}
-    jobs = [(b, a, o) for b in budgets for a in allocations for o in orders]
+    ranks, fid, oth = {}, {}, {}
+    jobs = [(b, a, o) for b in budgets for a in allocations for o in orders if o == "whitened" or a in ORDER_RULES]
     for b, a, o in progress_bar(jobs, desc=f"compress split {seed}", unit="fold", show=progress, lines=False, leave=False):   # a log: one line per split (Table 6)
         if (a, b) not in ranks: ranks[(a, b)] = allocate(cal, b, a, seed=seed)
-        fid[(a, o, b)] = measure(fold(adapter, cal, ranks[(a, b)], o, model=work))
-    return SplitResult(cal, ranks, fid)
+        net = fold(adapter, cal, ranks[(a, b)], o, model=work)
+        fid[(a, o, b)] = measure(net)
+        if other is not None: oth[(a, o, b)] = other(net)
+    positions = dict(held=measure.positions, **({} if other is None else dict(other=other.positions)))
+    return SplitResult(cal, ranks, fid, oth, positions)
 
 # %% ../nbs/11_compress.ipynb #2f520e18
 def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out, manifest: dict) -> Path:

@@ -13,34 +13,49 @@ import numpy as np
 
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
-from .compress import ALLOCATIONS, ALLOCATION_RULES, allocate, compress_split, export, fidelity_meter, fold, split_lines
+from .compress import ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate, compress_split, export, fidelity_meter, fold, split_lines
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TABLE6', 'EXPORT_ROUTES', 'Table6Settings', 'measure_table6',
-           'summarise_table6', 'run_compress']
+__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'EXPORT_ROUTES', 'Table6Settings',
+           'measure_table6', 'summarise_table6', 'run_compress']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
 class Table6Settings:
-    "The protocol of Table 6 (ours, beyond the paper): which model and text, the budgets, allocations and direction orders."
+    """The protocol of Table 6 (ours, beyond the paper): which model and text, the budgets, allocations and direction orders; the
+    other-source text fidelity is also measured on ('python-docs': `checkpoints.python_docs_text`; a path; None: none); and how much
+    of each text a split reads (None: all): `fit_limit` sequences of the fit half for the calibration and the loss signals, `grid_limit`
+    of them for ASVD's sensitivity at the rank fractions `grid`, `eval_limit` of the held-out half and of the other text (sequences
+    for a decoder, sentences for an encoder)."""
     model: str | None = None                  # None: the shipped all-MiniLM-L6-v2
     text: str | None = None                   # None: the shipped text
     budgets: tuple = (0.25, 0.5, 0.75)        # fractions of all heads' query-key directions
     allocations: tuple = ALLOCATIONS
     orders: tuple = ("whitened", "svd")
     seq_len: int = 128
+    other_text: str | None = "python-docs"
+    fit_limit: int | None = None
+    eval_limit: int | None = None
+    grid: tuple = SENSITIVITY_GRID
+    grid_limit: int | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "budgets", tuple(float(b) for b in self.budgets))
+        object.__setattr__(self, "budgets", tuple(float(b) for b in self.budgets)); object.__setattr__(self, "grid", tuple(float(f) for f in self.grid))
         object.__setattr__(self, "allocations", tuple(self.allocations)); object.__setattr__(self, "orders", tuple(self.orders))
+        limit = (lambda v: v is None or (isinstance(v, int) and v >= 1), "None or an integer >= 1")
         check_settings(self, budgets=(lambda v: len(v) > 0 and all(0 < b <= 1 for b in v), "fractions in (0, 1]"),
-                       allocations=(lambda v: {"native", "static", "uniform", "shuffled"} <= set(v) <= set(ALLOCATIONS),
-                                    f"a subset of {ALLOCATIONS} holding native, static, uniform and shuffled (the claims compare them)"),
+                       allocations=(lambda v: {SUBJECT, "shuffled"} <= set(v) <= set(ALLOCATIONS) and len(v) > 2,
+                                    f"a subset of {ALLOCATIONS} holding {SUBJECT}, shuffled and at least one rule to compare with"),
                        orders=(lambda v: "whitened" in v and set(v) <= {"whitened", "svd"}, "'whitened', optionally 'svd'"),
-                       seq_len=(lambda v: v >= 8, ">= 8"))
+                       seq_len=(lambda v: v >= 8, ">= 8"), fit_limit=limit, eval_limit=limit, grid_limit=limit,
+                       grid=(lambda v: len(v) > 0 and all(0 <= f < 1 for f in v), "rank fractions in [0, 1)"))
 
-TABLE6_PRESETS = {"quick": dict(), "paper": dict(), "smoke": dict(budgets=(0.5,), orders=("whitened",))}
+SUBJECT = "native_loss"                       # the rule the claims grade, against every other rule; its ranks shuffled are the control
+# A decoder costs a forward pass of the whole model per fold and text: the 'decoder' preset reads 4 sequences of 128 tokens of the fit
+# half, 2 for ASVD's sensitivity at 3 grid ranks, and 3 of each evaluation text (about 380 predicted tokens each).
+TABLE6_PRESETS = {"quick": dict(), "paper": dict(), "smoke": dict(budgets=(0.5,), orders=("whitened",)),
+                  "decoder": dict(orders=("whitened",), fit_limit=4, eval_limit=3, grid=(0.0, 0.25, 0.5), grid_limit=1)}
 
 # %% ../nbs/36_table6.ipynb #c786a046
 @functools.lru_cache(maxsize=2)
@@ -58,16 +73,27 @@ def _lines(s: Table6Settings) -> list:
     from entropic_bound.checkpoints import default_text_path, read_text
     return read_text(default_text_path() if s.text is None else s.text)
 
+def _other_lines(s: Table6Settings) -> list | None:
+    "The other-source text's lines (None: no other text)."
+    from entropic_bound.checkpoints import python_docs_text, read_text
+    return None if s.other_text is None else python_docs_text() if s.other_text == "python-docs" else read_text(s.other_text)
+
 def measure_table6(s: Table6Settings, seeds, device="cpu", progress=None) -> dict:
-    "One `compress.SplitResult` per seed, the seed choosing the split of the text into a fit half and a held-out half -> {seed: SplitResult}."
-    adapter, lines = _adapter(s, device), _lines(s)
-    from entropic_bound.policy import progress_bar
-    splits = progress_bar(seeds, desc="table6", unit="split", show=progress)    # a bar on a terminal, a line per split in a log
-    return {x: compress_split(adapter, lines, x, s.budgets, s.allocations, s.orders, s.seq_len, progress) for x in splits}
+    """One `compress.SplitResult` per seed, the seed choosing the split of the text into a fit half and a held-out half -> {seed: SplitResult};
+    the original model's side of the other-source text is computed once for every split, and the forward passes use every core the
+    engine may use."""
+    from entropic_bound.policy import progress_bar, cpu_threads, engine_threads
+    adapter, lines, other = _adapter(s, device), _lines(s), _other_lines(s)
+    with cpu_threads(device, engine_threads()):
+        meter = None if other is None else fidelity_meter(adapter, other, s.seq_len, s.eval_limit)
+        splits = progress_bar(seeds, desc="table6", unit="split", show=progress)    # a bar on a terminal, a line per split in a log
+        return {x: compress_split(adapter, lines, x, s.budgets, s.allocations, s.orders, s.seq_len, progress, meter, s.fit_limit, s.eval_limit,
+                                  s.grid, s.grid_limit) for x in splits}
 
 # %% ../nbs/36_table6.ipynb #cf9e4e0a
 METRICS = {"encoder": ("cosine", "spearman", "knn"), "decoder": ("kl", "ppl_ratio", "top1")}
 HIGHER_IS_BETTER = {"cosine": True, "spearman": True, "knn": True, "top1": True, "kl": False, "ppl_ratio": False}
+TEXTS = {"held": "the held-out half of the shipped text", "other": "text of another source"}
 
 def _metrics(units: dict) -> tuple:
     "The fidelity metrics the splits measured (an encoder's or a decoder's)."
@@ -78,75 +104,116 @@ def _orders(s: Table6Settings, units: dict) -> tuple:
     have = {o for (_, o, _) in next(iter(units.values())).fidelity}
     return tuple(o for o in s.orders if o in have)
 
+def _texts(units: dict) -> tuple:
+    "The evaluation texts the splits measured: 'held', and 'other' where an other-source text was given."
+    return ("held", "other") if next(iter(units.values())).other else ("held",)
+
+def _fid(u, text: str) -> dict:
+    "A split's fidelity {(allocation, order, budget): dict} on `text` ('held' or 'other')."
+    return u.fidelity if text == "held" else u.other
+
 def _rows(s: Table6Settings, units: dict) -> list:
-    "One row per budget, allocation and order: each fidelity metric's mean over splits and its [min, max], and the allocation's rank statistics."
-    rows = []
+    """One row per budget, allocation and order measured: each fidelity metric's mean over splits and its [min, max], on the held-out half
+    and (columns `other_*`) on the other-source text, and the allocation's rank statistics."""
+    rows, first = [], next(iter(units.values()))
     for b in s.budgets:
         for a in s.allocations:
             for o in _orders(s, units):
+                if (a, o, b) not in first.fidelity: continue
                 row = dict(budget=b, allocation=a, order=o)
-                for m in _metrics(units):
-                    v = [u.fidelity[(a, o, b)][m] for u in units.values()]
-                    row.update({m: float(np.mean(v)), f"{m}_min": float(np.min(v)), f"{m}_max": float(np.max(v))})
+                for text in _texts(units):
+                    for m in _metrics(units):
+                        v = [_fid(u, text)[(a, o, b)][m] for u in units.values()]
+                        col = m if text == "held" else f"other_{m}"
+                        row.update({col: float(np.mean(v)), f"{col}_min": float(np.min(v)), f"{col}_max": float(np.max(v))})
                 r = np.stack([u.ranks[(a, b)] for u in units.values()])
                 row.update(mean_rank=float(r.mean()), ranks_sd=float(r.reshape(len(units), -1).std(-1).mean()), zero_rank_units=float((r == 0).sum(axis=(1, 2)).mean()))
                 rows.append(row)
     return rows
 
-def _gap(units: dict, a: str, b: str, budgets, order: str = "whitened") -> list:
-    "Per split: the smallest, over budgets, of how much better allocation a keeps the primary metric (cosine; a decoder's KL) than allocation b (same order)."
+def _gaps(units: dict, a: str, b: str, budget: float, text: str) -> list:
+    "Per split: how much better allocation a keeps the primary metric (cosine; a decoder's KL) than allocation b at `budget` on `text` (whitened directions)."
     m = _metrics(units)[0]
     sign = 1.0 if HIGHER_IS_BETTER[m] else -1.0
-    return [min(sign * (u.fidelity[(a, order, x)][m] - u.fidelity[(b, order, x)][m]) for x in budgets) for u in units.values()]
+    return [sign * (_fid(u, text)[(a, "whitened", budget)][m] - _fid(u, text)[(b, "whitened", budget)][m]) for u in units.values()]
 
 def _claims(s: Table6Settings, units: dict) -> list:
-    "The `t6.*` claims: native allocation keeps fidelity better than uniform and than static at every budget; control: the native ranks shuffled across heads."
-    removes = "which head gets which rank (the native ranks permuted across heads: the same multiset of ranks)"
-    budgets = ", ".join(f"{b:g}" for b in s.budgets)
-    what = {"cosine": "keeps the sentence embeddings closer to the original (mean cosine on held-out text)",
-            "kl": "keeps the next-token distributions closer to the original (mean KL divergence on held-out text)"}[_metrics(units)[0]]
-    return [claim_over_seeds(f"t6.native_vs_{base}", "beyond", f"allocating query-key directions by native rank {what} than {base} allocation, "
-                             f"at every budget ({budgets}; whitened directions)",
-                             _gap(units, "native", base, s.budgets), 0.0, ">=",
-                             control=(f"the shuffled native ranks against {base} allocation, same budgets and directions", _gap(units, "shuffled", base, s.budgets)),
-                             removes=removes) for base in ("uniform", "static")]
+    """The `t6.*` claims, one per rule compared with and budget: the `SUBJECT` allocation keeps the model closer to itself than that rule,
+    graded on the other-source text where there is one (else the held-out half); control: the subject's ranks shuffled across units."""
+    text = _texts(units)[-1]
+    kind = "decoder" if _metrics(units)[0] == "kl" else "encoder"
+    what = {"encoder": "keeps the sentence embeddings closer to the original's (mean cosine)",
+            "decoder": "keeps the next-token distributions closer to the original's (mean KL divergence)"}[kind]
+    removes = "which unit gets which rank (the subject's ranks permuted across units: the same multiset of ranks, budget and directions)"
+    return [claim_over_seeds(f"t6.{SUBJECT}_vs_{base}@{b:g}", "beyond",
+                             f"allocating query-key directions by loss-aware native rank {what} than {base} allocation at budget {b:g}, on {TEXTS[text]} "
+                             f"({len(units)} splits; whitened directions)", _gaps(units, SUBJECT, base, b, text), 0.0, ">=",
+                             control=(f"the shuffled {SUBJECT} ranks against {base} allocation, same budget, text and directions",
+                                      _gaps(units, "shuffled", base, b, text)), removes=removes)
+            for b in s.budgets for base in s.allocations if base not in (SUBJECT, "shuffled")]
 
 # %% ../nbs/36_table6.ipynb #0ac9f899
-def _figures(s: Table6Settings, rows: list, units: dict) -> dict:
-    "Fidelity against budget, one line per allocation (solid: whitened directions, dashed: the kernel's SVD order), with the split-to-split range; and the allocated ranks per head at the middle budget."
+_TITLES = {"cosine": "embedding cosine", "spearman": "similarity ranking (Spearman)", "knn": "10 nearest neighbours kept",
+           "kl": "next-token KL divergence", "ppl_ratio": "perplexity ratio", "top1": "most likely next token kept"}
+
+def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
+    "Fidelity loss against budget: a row of panels per evaluation text, a panel per metric, a line per allocation (dashed: the kernel's SVD order), with the split-to-split range."
     import matplotlib.pyplot as plt
-    metrics = _metrics(units)
-    f1, axes = plt.subplots(1, len(metrics), figsize=(4.0 * len(metrics), 3.4))
+    metrics, texts = _metrics(units), _texts(units)
+    fig, axes = plt.subplots(len(texts), len(metrics), figsize=(4.0 * len(metrics), 3.2 * len(texts)), squeeze=False)
     loss = lambda m, v: (1 - v) if HIGHER_IS_BETTER[m] else (v - 1 if m == "ppl_ratio" else v)
-    for ax, m in zip(axes, metrics):
-        for a in s.allocations:
-            for o, ls in (("whitened", "-"), ("svd", "--")):
-                rs = [r for r in rows if r["allocation"] == a and r["order"] == o]
-                if not rs: continue
-                x = np.array([r["budget"] for r in rs]); y = np.array([loss(m, r[m]) for r in rs])
-                a1, a2 = np.array([loss(m, r[f"{m}_max"]) for r in rs]), np.array([loss(m, r[f"{m}_min"]) for r in rs])
-                lo, hi = np.minimum(a1, a2), np.maximum(a1, a2)
-                c, mk = ALLOCATION_RULES[a].style
-                ax.errorbar(x, y, yerr=[y - lo, hi - y], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=f"{a}" + ("" if o == "whitened" else ", SVD order"))
-        ax.set(xlabel="budget (fraction of query-key directions)", ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]],
-               yscale="log", title={"cosine": "embedding cosine", "spearman": "similarity ranking (Spearman)", "knn": "10 nearest neighbours kept",
-                                    "kl": "next-token KL divergence", "ppl_ratio": "perplexity ratio", "top1": "most likely next token kept"}[m])
-    axes[0].legend(fontsize=6); f1.tight_layout(); plt.close(f1)
-    mid = s.budgets[len(s.budgets) // 2]
-    first = next(iter(units.values()))
-    shown = [a for a in ("native", "static", "greedy", "uniform") if (a, mid) in first.ranks]
-    f2, axes = plt.subplots(1, len(shown), figsize=(3.0 * len(shown), 2.8), sharey=True)
-    for ax, a in zip(np.atleast_1d(axes), shown):
+    for row_axes, text in zip(axes, texts):
+        for ax, m in zip(row_axes, metrics):
+            col = m if text == "held" else f"other_{m}"
+            for a in s.allocations:
+                for o, ls in (("whitened", "-"), ("svd", "--")):
+                    rs = [r for r in rows if r["allocation"] == a and r["order"] == o]
+                    if not rs: continue
+                    x, y = np.array([r["budget"] for r in rs]), np.array([loss(m, r[col]) for r in rs])
+                    ends = np.array([[loss(m, r[f"{col}_max"]), loss(m, r[f"{col}_min"])] for r in rs])
+                    lo, hi = ends.min(1), ends.max(1)
+                    c, mk = ALLOCATION_RULES[a].style
+                    ax.errorbar(x, y, yerr=[y - lo, hi - y], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=a + ("" if o == "whitened" else ", SVD order"))
+            ax.set(xlabel="budget (fraction of query-key directions)", yscale="log", title=f"{_TITLES[m]}\n{TEXTS[text]}",
+                   ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]])
+    axes[0, 0].legend(fontsize=6); fig.tight_layout(); plt.close(fig)
+    return fig
+
+def _margin_figure(s: Table6Settings, units: dict):
+    "The claims at a glance: per evaluation text, the subject's mean advantage over each rule at each budget in split-to-split ranges (blue: it keeps the model closer)."
+    import matplotlib.pyplot as plt
+    texts, bases = _texts(units), [a for a in s.allocations if a not in (SUBJECT, "shuffled")]
+    fig, axes = plt.subplots(1, len(texts), figsize=(1.2 + 1.3 * len(s.budgets) * len(texts), 0.45 * len(bases) + 1.4), squeeze=False)
+    for ax, text in zip(axes[0], texts):
+        M = np.array([[np.mean(g) / max(np.ptp(g), 1e-12) for g in (_gaps(units, SUBJECT, base, b, text) for b in s.budgets)] for base in bases])
+        lim = max(1.0, float(np.abs(M).max()))
+        im = ax.imshow(np.clip(M, -lim, lim), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+        for (i, j), v in np.ndenumerate(M): ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
+        ax.set(xticks=range(len(s.budgets)), xticklabels=[f"{b:g}" for b in s.budgets], yticks=range(len(bases)), yticklabels=[f"vs {b}" for b in bases],
+               xlabel="budget", title=TEXTS[text])
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label=f"{SUBJECT} advantage (split ranges)"); plt.close(fig)
+    return fig
+
+def _ranks_figure(s: Table6Settings, units: dict):
+    "The allocated ranks per unit at the middle budget (split 0), one panel per rule."
+    import matplotlib.pyplot as plt
+    mid, first = s.budgets[len(s.budgets) // 2], next(iter(units.values()))
+    shown = [a for a in ("native", SUBJECT, "fisher", "sensitivity", "static", "greedy") if (a, mid) in first.ranks]
+    fig, axes = plt.subplots(1, len(shown), figsize=(2.6 * len(shown), 2.8), sharey=True, squeeze=False)
+    for ax, a in zip(axes[0], shown):
         im = ax.imshow(first.ranks[(a, mid)], vmin=0, vmax=first.calibration.d_head, cmap="viridis", aspect="auto")
         ax.set(title=f"{a} ({mid:g})", xlabel="head" if first.calibration.group_size == 1 else "key-value group")
-    np.atleast_1d(axes)[0].set_ylabel("layer"); f2.colorbar(im, ax=axes, shrink=0.85, label="allocated rank"); plt.close(f2)
-    return {"table6_fidelity_vs_budget": f1, "table6_ranks": f2}
+    axes[0, 0].set_ylabel("layer"); fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85, label="allocated rank"); plt.close(fig)
+    return fig
 
 def summarise_table6(s: Table6Settings, units: dict) -> ExperimentResult:
-    "Table 6's rows (fidelity per budget, allocation and order), the `t6.*` claims, the figures, and the ranks per split."
+    "Table 6's rows (fidelity per budget, allocation and order, on each text), the `t6.*` claims, the figures, the ranks per split and what each fidelity averages over."
     rows = _rows(s, units)
-    extra = dict(ranks={x: {f"{a}@{b:g}": u.ranks[(a, b)].tolist() for (a, b) in u.ranks} for x, u in units.items()})
-    return ExperimentResult("table6", rows, _claims(s, units), _figures(s, rows, units), extra, files={"table6.md": markdown_table(rows)})
+    extra = dict(ranks={x: {f"{a}@{b:g}": u.ranks[(a, b)].tolist() for (a, b) in u.ranks} for x, u in units.items()},
+                 positions={x: u.positions for x, u in units.items()})
+    figures = {"table6_fidelity_vs_budget": _fidelity_figure(s, rows, units), "table6_margins": _margin_figure(s, units),
+               "table6_ranks": _ranks_figure(s, units)}
+    return ExperimentResult("table6", rows, _claims(s, units), figures, extra, files={"table6.md": markdown_table(rows)})
 
 TABLE6 = OnePartExperiment("table6", "beyond", "Table 6 — compressing attention heads by native rank at equal budget", Table6Settings, TABLE6_PRESETS,
                            measure_table6, summarise_table6)
@@ -172,13 +239,14 @@ def _export_route(adapter, s: Table6Settings, u0, lines: list, net, ranks, route
 
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
-                 log=print, force: bool = False, route: str = "fold") -> ExperimentResult:
+                 log=print, force: bool = False, route: str = "fold", preset: str | None = None) -> ExperimentResult:
     """`entropic-bound compress`: run Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits
     through the experiment runner (`run_experiments`: table6.csv, table6.md, the figures and the record in `out`, reused when `out`
     holds the same run and `force` is not set), write claims.json, and, with `export_model`, export the model compressed at `budget`
     by `allocation` in `order` (calibrated on split 0, from the units the runner kept) as a checkpoint folder `out/model` with
     `manifest.json`. `route`: what the export is — 'fold' (the same architecture, zeros where the cut is), 'slice' (encoders: the
-    query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`)."""
+    query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`).
+    `preset`: of `TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder: a forward pass of a decoder costs more)."""
     from entropic_bound.experiment import atomic_write
     if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
     if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
@@ -189,16 +257,19 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
     overrides, seeds = dict(model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets)), tuple(range(int(splits)))
-    try: s = TABLE6.settings("quick", **overrides)
+    if preset is not None and preset not in TABLE6_PRESETS: raise InputError("preset", f"must be one of {', '.join(TABLE6_PRESETS)}; got {preset!r}")
+    try: s = TABLE6.settings(preset or "quick", **overrides)
     except ValueError as e: raise InputError("budgets", str(e)) from None
     lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
+    if preset is None and _adapter(s, device).kind == "decoder": preset, s = "decoder", TABLE6.settings("decoder", **overrides)
+    preset = preset or "quick"
     if order == "svd" and _adapter(s, device).kind != "encoder":
         raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
     if export_model and route not in EXPORT_ROUTES[_adapter(s, device).kind]:
         raise InputError("route", f"an {_adapter(s, device).kind} exports by {' or '.join(EXPORT_ROUTES[_adapter(s, device).kind])}; got {route!r}")
-    record, = run_experiments(["table6"], out, "quick", seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
+    record, = run_experiments(["table6"], out, preset, seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
     if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
-    measured = reusable_units(out, experiment_config("table6", "quick", seeds, device, overrides))
+    measured = reusable_units(out, experiment_config("table6", preset, seeds, device, overrides))
     result = summarise_units(TABLE6, s, seeds, measured)
     atomic_write(out / "claims.json", json.dumps(record["claims"], indent=1))
     units = {x: data for part in measured.values() for x, data in part.items()}
@@ -210,7 +281,7 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
         if fid is None:                                             # the fold's fidelity: measured in the table, or here
             fid = u0.fidelity[(allocation, order, float(budget))] if (allocation, order, float(budget)) in u0.fidelity else fidelity_meter(adapter, held, s.seq_len)(net)
         export(net, adapter.tokenizer, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
-               route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
+               route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), eval_limit=s.eval_limit, fidelity=fid))
         log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions, route {route}): held-out "
             + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
     return result
