@@ -11,8 +11,9 @@ from . import __version__
 
 # %% auto #0
 __all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'SHELVES', 'MODEL_FAMILIES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS',
-           'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command',
-           'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
+           'TABLE6_PRESET_NAMES', 'ALLOCATION_NAMES', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts',
+           'verdict_differences', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_budgets',
+           'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 PRESETS = ("quick", "paper", "smoke")                                  # = experiment.PRESETS
@@ -232,16 +233,20 @@ def audit_command(a) -> int:
 
 # %% ../nbs/92_cli.ipynb #6583818d
 TABLE6_BUDGETS = (0.25, 0.5, 0.75)                     # = the budgets of Table 6's settings (table6.Table6Settings)
+TABLE6_PRESET_NAMES = ("quick", "paper", "smoke", "decoder")   # = table6.TABLE6_PRESETS (--help without importing torch)
+ALLOCATION_NAMES = ("native", "static", "uniform", "greedy", "native_loss", "fisher", "sensitivity", "shuffled")   # = compress.ALLOCATIONS
 
 def _compress_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound compress`."
     _checkpoint_arguments(p, "compress", ", at least 30 lines")
     p.add_argument("--budget", type=float, default=None, help="fraction of all query-key directions kept in the exported model, in (0, 1] (default 0.5)")
-    p.add_argument("--allocation", default="native", help="allocation of the exported model: native, static, uniform, greedy or shuffled (default native)")
+    p.add_argument("--allocation", default="native", help=f"allocation of the exported model: {', '.join(ALLOCATION_NAMES)} (default native)")
     p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
     p.add_argument("--budgets", default=None, help=f"budgets of the table, comma-separated fractions in (0, 1] (default: the --budget alone when it is given, "
                    f"else {','.join(f'{b:g}' for b in TABLE6_BUDGETS)})")
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
+    p.add_argument("--preset", default=None, choices=TABLE6_PRESET_NAMES, help="Table 6's protocol (default quick for an encoder, decoder for a decoder: "
+                   "a few sequences of each text; smoke: one budget, five rules, for a check of the plumbing)")
     p.add_argument("--route", default="fold", choices=("fold", "slice", "latent", "cache"),
                    help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K; default), slice (encoders: query/key maps "
                         "sum(r_h) wide, its own modeling code), latent or cache (rotary decoders: a key cache of sum_g r_g numbers per token, Palu's "
@@ -264,7 +269,7 @@ def compress_command(a) -> int:
     from entropic_bound.table6 import run_compress
     try:
         result = run_compress(a.out, a.model, a.text, budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
-                              not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route)
+                              not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route, preset=a.preset)
     except ImportError as e: return _error("compress", e)
     held = sum(c.holds for c in result.claims)
     print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {held} of {len(result.claims)} claims hold")

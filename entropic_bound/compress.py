@@ -36,7 +36,7 @@ class Calibration:
     means), the units' output energy (L, U), their absolute output errors (L, U, d_h + 1; a group's is its heads' sum), the static kernels' energy tails 1 - sum_{i<=r} s_i^2 / sum s_i^2 (L, U, d_h + 1), and
     the orders per layer, {'whitened' | 'svd': [(L, s, R), each (U, ...), per layer]} (decoders: 'whitened', before the rotation).
     The signals the loss gives, where measured (else None): Palu's Fisher information of each unit's W_K (L, U) and each layer's
-    output Fisher per coordinate (L,) (`loss_signals`), and ASVD's per-layer sensitivity curves (L, d_h + 1) (`layer_sensitivity`)."""
+    price of a unit of output error in loss (L, U) (`loss_signals`), and ASVD's per-layer sensitivity curves (L, d_h + 1) (`layer_sensitivity`)."""
     tv: np.ndarray
     out: np.ndarray
     energy: np.ndarray

@@ -15,15 +15,16 @@ from entropic_bound.spectral import InputError  # noqa: E402
 
 def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys):
     out = tmp_path / "c"
-    rc = cli.main(["compress", "--out", str(out), "--budgets", "0.5", "--splits", "2", "--budget", "0.25", "--allocation", "static",
-                   "--no-progress"])
+    rc = cli.main(["compress", "--out", str(out), "--preset", "smoke", "--splits", "2", "--budget", "0.25", "--allocation", "static",
+                   "--budgets", "0.5", "--no-progress"])
     assert rc == 0, capsys.readouterr().err
     names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))      # .records: the runner's record and measured units
-    assert names == ["claims.json", "model", "table6.csv", "table6.md", "table6_fidelity_vs_budget.png", "table6_ranks.png"]
+    assert names == ["claims.json", "model", "table6.csv", "table6.md", "table6_fidelity_vs_budget.png", "table6_margins.png", "table6_ranks.png"]
     rows = list(csv.DictReader(open(out / "table6.csv")))
-    assert len(rows) == 5 * 2 and {r["allocation"] for r in rows} == set(compress.ALLOCATIONS)
+    smoke = ("native", "static", "uniform", "native_loss", "shuffled")                 # the smoke preset's rules, whitened directions
+    assert len(rows) == 5 and [r["allocation"] for r in rows] == list(smoke) and all(r["other_cosine"] for r in rows)
     claims = json.load(open(out / "claims.json"))
-    assert [c["id"] for c in claims] == ["t6.native_vs_uniform", "t6.native_vs_static"]
+    assert [c["id"] for c in claims] == [f"t6.native_loss_vs_{b}@0.5" for b in ("native", "static", "uniform")]
     assert all(c["kind"] == "empirical" and c["control"]["removes"] for c in claims)
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     assert (manifest["allocation"], manifest["budget"], manifest["order"]) == ("static", 0.25, "whitened")
@@ -73,11 +74,15 @@ def test_allocations_spend_the_budget_exactly():
     out[1, 0, :-1] = 1.0                                                         # one head flat until its last rank
     tail = np.sort(rng.random((L, H, dh + 1)), -1)[..., ::-1].copy(); tail[..., 0] = 1; tail[..., -1] = 0
     tail[2, :, 2:-1] = 0.25
-    cal = compress.Calibration(out, out, rng.random((L, H)) + 0.1, tail, {})
+    sens = np.sort(rng.random((L, dh + 1)), -1)[:, ::-1].copy(); sens[:, -1] = 0; sens[1, 2:-1] = 0.3   # ASVD's step curves, one flat
+    cal = compress.Calibration(out, out, rng.random((L, H)) + 0.1, tail, {}, fisher_k=rng.random((L, H)), out_weight=rng.random((L, H)) + 0.5,
+                               sensitivity=sens)
+    cal_zero = compress.Calibration(out, out, rng.random((L, H)) + 0.1, tail, {}, fisher_k=np.zeros((L, H)), out_weight=np.ones((L, H)), sensitivity=sens)
     for B in range(0, L * H * dh + 1):
         for a in compress.ALLOCATIONS:
-            r = compress.allocate(cal, B / (L * H * dh), a) if B else np.zeros((L, H), int)
-            assert r.sum() == B and r.min() >= 0 and r.max() <= dh, (B, a, r.sum())
+            for c in (cal, cal_zero):                                                # Fisher all zero: an even split
+                r = compress.allocate(c, B / (L * H * dh), a) if B else np.zeros((L, H), int)
+                assert r.sum() == B and r.min() >= 0 and r.max() <= dh, (B, a, r.sum())
 
 
 def _random_decoder(cfg):

@@ -34,7 +34,7 @@ def _reload(folder, kind):
 
 def test_slice_route_exports_fewer_parameters(tmp_path, capsys):
     out = tmp_path / "c"
-    rc = cli.main(["compress", "--out", str(out), "--budget", "0.5", "--splits", "2", "--route", "slice", "--no-progress"])
+    rc = cli.main(["compress", "--out", str(out), "--budget", "0.5", "--splits", "2", "--preset", "smoke", "--route", "slice", "--no-progress"])
     assert rc == 0, capsys.readouterr().err
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     assert manifest["route"] == "slice" and (out / "model" / "modeling_sliced_bert.py").is_file()
