@@ -174,7 +174,7 @@ def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
                     ends = np.array([[loss(m, r[f"{col}_max"]), loss(m, r[f"{col}_min"])] for r in rs])
                     lo, hi = ends.min(1), ends.max(1)
                     c, mk = ALLOCATION_RULES[a].style
-                    ax.errorbar(x, y, yerr=[y - lo, hi - y], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=a + ("" if o == "whitened" else ", SVD order"))
+                    ax.errorbar(x, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=a + ("" if o == "whitened" else ", SVD order"))
             ax.set(xlabel="budget (fraction of query-key directions)", yscale="log", title=f"{_TITLES[m]}\n{TEXTS[text]}",
                    ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]])
     axes[0, 0].legend(fontsize=6); fig.tight_layout(); plt.close(fig)
@@ -184,14 +184,15 @@ def _margin_figure(s: Table6Settings, units: dict):
     "The claims at a glance: per evaluation text, the subject's mean advantage over each rule at each budget in split-to-split ranges (blue: it keeps the model closer)."
     import matplotlib.pyplot as plt
     texts, bases = _texts(units), [a for a in s.allocations if a not in (SUBJECT, "shuffled")]
-    fig, axes = plt.subplots(1, len(texts), figsize=(1.2 + 1.3 * len(s.budgets) * len(texts), 0.45 * len(bases) + 1.4), squeeze=False)
+    short = {"held": "held-out half", "other": "other-source text"}
+    fig, axes = plt.subplots(1, len(texts), figsize=(2.4 + 1.6 * len(s.budgets) * len(texts), 0.5 * len(bases) + 1.6), squeeze=False, sharey=True)
     for ax, text in zip(axes[0], texts):
         M = np.array([[np.mean(g) / max(np.ptp(g), 1e-12) for g in (_gaps(units, SUBJECT, base, b, text) for b in s.budgets)] for base in bases])
         lim = max(1.0, float(np.abs(M).max()))
         im = ax.imshow(np.clip(M, -lim, lim), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
         for (i, j), v in np.ndenumerate(M): ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7)
         ax.set(xticks=range(len(s.budgets)), xticklabels=[f"{b:g}" for b in s.budgets], yticks=range(len(bases)), yticklabels=[f"vs {b}" for b in bases],
-               xlabel="budget", title=TEXTS[text])
+               xlabel="budget", title=short[text])
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label=f"{SUBJECT} advantage (split ranges)"); plt.close(fig)
     return fig
 
