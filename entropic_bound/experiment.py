@@ -392,6 +392,9 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         config = experiment_config(name, preset, seeds, device, overrides.get(name))
         if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
         exp = experiment(name); settings = exp.settings(preset, **overrides.get(name, {}))
+        if not force and (kept := reusable_units(out, config)) is not None:         # measured, not summarised (the summary failed): summarise again
+            t0 = time.perf_counter()
+            records[name] = write_record(out, config, summarise_units(exp, settings, seeds, kept), time.perf_counter() - t0, None, kept); continue
         pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
     jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
     with progress_bar(total=len(jobs), desc="units", unit="unit", show=progress) as bar:     # a bar on a terminal, a line per unit in a log
@@ -399,8 +402,8 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
             bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
-            if len(p.measured) == len(p.units):                          # all of its units: summarise and write
-                t0 = time.perf_counter()
+            if len(p.measured) == len(p.units):                          # all of its units: keep them (a failing summary loses no measurement), summarise and write
+                save_units(out, p.config, p.measured); t0 = time.perf_counter()
                 result = summarise_units(p.exp, p.settings, seeds, p.measured)
                 counts = None if backend.unit_counts is None else backend.unit_counts.get(job.name)
                 records[job.name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts, p.measured)

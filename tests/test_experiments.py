@@ -94,6 +94,24 @@ def test_run_reuses_the_units_a_run_kept(tmp_path, monkeypatch):
     assert len(calls) == 2                                                     # an unreadable file is measured again, not an error
 
 
+def test_a_failing_summary_keeps_the_measurement(tmp_path, monkeypatch):
+    import entropic_bound.experiment as ex
+    from entropic_bound.experiment import run_experiments
+    over = dict(table1=TINY["table1"])
+    real_summary, real_measure = ex.summarise_units, ex.measure_unit
+    def broken(*a, **k): raise RuntimeError("a bug in the summary")
+    monkeypatch.setattr(ex, "summarise_units", broken)
+    with pytest.raises(RuntimeError, match="bug in the summary"):
+        run_experiments(["table1"], tmp_path, seeds=(0,), progress=False, overrides=over)
+    assert (tmp_path / ".records" / "table1.units.pkl").is_file() and not (tmp_path / ".records" / "table1.json").exists()
+    calls = []
+    monkeypatch.setattr(ex, "summarise_units", real_summary)
+    monkeypatch.setattr(ex, "measure_unit", lambda *a, **k: calls.append(a) or real_measure(*a, **k))
+    record, = run_experiments(["table1"], tmp_path, seeds=(0,), progress=False, overrides=over)
+    assert calls == [] and not record["reused"] and record["rows"]              # the kept units summarised, nothing measured again
+    again, = run_experiments(["table1"], tmp_path, seeds=(0,), progress=False, overrides=over)
+    assert again["reused"] and again["rows"] == record["rows"]
+
 def test_records_folder_reads_the_environment(monkeypatch, tmp_path):
     from entropic_bound.experiment import RECORDS_VARIABLE, records_folder
     monkeypatch.delenv(RECORDS_VARIABLE, raising=False)
