@@ -17,9 +17,10 @@ from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
-__all__ = ['TABLE5_PRESETS', 'ROUTES', 'FRONTIER_ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes',
-           'Table5Seed', 'data_only_routes', 'measure_table5', 'FrontierTask', 'frontier_ladder',
-           'misfit_edge_prediction', 'measure_frontier', 'frontier_step', 'summarise_table5']
+__all__ = ['TABLE5_PRESETS', 'ROUTES', 'QK_KNOWN_V', 'LINEARISED', 'LOG_INVERSION', 'BLIND', 'BLIND_AT_SCALE',
+           'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit',
+           'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'measure_table5', 'FrontierTask',
+           'frontier_ladder', 'misfit_edge_prediction', 'measure_frontier', 'frontier_step', 'summarise_table5']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
@@ -60,8 +61,10 @@ TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_swee
                             frontier_n=(30, 100, 300, 1000, 3000, 10000), frontier_cost=(2_560_000, 410_000)),
                   "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
                             frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000))}   # smoke: seconds, for tests
-ROUTES = ("linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
-          "linear-QK estimator (V known), n_scale")
+ROUTES = (QK_KNOWN_V, LINEARISED, LOG_INVERSION, BLIND, BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE) = (
+    "linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
+    "linear-QK estimator (V known), n_scale")
+KNOWN_V_ROUTES = (QK_KNOWN_V, LINEARISED, LOG_INVERSION)                  # the routes that are handed the true value map
 
 # %% ../nbs/35_table5.ipynb #eb359438
 @dataclass(frozen=True)
@@ -112,10 +115,10 @@ def _route_kernel(name: str, fit):
 def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
     "Rank (whitened spectrum above the edge with σ estimated from the route's residuals) and energy rank of every data-only route on samples `X`, `Y` (numpy) -> {route: RouteFit}; V-known routes on the first `n` samples, the lifted route and the linear-QK estimator also on the first `n_scale`."
     Xn, Yn = X[:n], Y[:n]
-    fits = {ROUTES[0]: fit_qk_kernel(Xn, Yn, V), ROUTES[1]: softmax_linearised_fit(Xn, Yn, V),
-            ROUTES[2]: log_attention_fit(Xn, estimated_attention(Xn, Yn, V))}
-    if n >= min_qk_samples(X.shape[1], X.shape[2], Y.shape[2], False): fits[ROUTES[3]] = fit_qk_kernel(Xn, Yn)
-    if n_scale is not None: fits[ROUTES[4]], fits[ROUTES[5]] = fit_qk_kernel(X[:n_scale], Y[:n_scale]), fit_qk_kernel(X[:n_scale], Y[:n_scale], V)
+    fits = {QK_KNOWN_V: fit_qk_kernel(Xn, Yn, V), LINEARISED: softmax_linearised_fit(Xn, Yn, V),
+            LOG_INVERSION: log_attention_fit(Xn, estimated_attention(Xn, Yn, V))}
+    if n >= min_qk_samples(X.shape[1], X.shape[2], Y.shape[2], False): fits[BLIND] = fit_qk_kernel(Xn, Yn)
+    if n_scale is not None: fits[BLIND_AT_SCALE], fits[QK_KNOWN_V_AT_SCALE] = fit_qk_kernel(X[:n_scale], Y[:n_scale]), fit_qk_kernel(X[:n_scale], Y[:n_scale], V)
     return {name: RouteFit(rank=fit_rank(f), energy=float(energy_effective_rank(_route_kernel(name, f)))) for name, f in fits.items()}
 
 def _teacher(s: Table5Settings, kind: str, r_star: int, seed: int, sigma: float, n: int):
@@ -133,8 +136,8 @@ def _named_variants(task, draws: int) -> NamedVariants:
     return NamedVariants(observation_edge_rank=log_route["noise_rank"], negative_share=log_route["negative"],
                          oracle_rank=oracle["misfit_rank"], oracle_energy=oracle["energy"])
 
-_KNOWN_V_KERNELS = {ROUTES[0]: lambda X, Y, V: fit_qk_kernel(X, Y, V).kernel,
-                    ROUTES[2]: lambda X, Y, V: log_attention_fit(X, estimated_attention(X, Y, V)).kernel}
+_KNOWN_V_KERNELS = {QK_KNOWN_V: lambda X, Y, V: fit_qk_kernel(X, Y, V).kernel,
+                    LOG_INVERSION: lambda X, Y, V: log_attention_fit(X, estimated_attention(X, Y, V)).kernel}
 
 def _noise_shift(s: Table5Settings, task, route: str, seed: int) -> float:
     "Mean change of `route`'s energy rank on the first n samples of `task` when `shift_draws` fresh doses of the teacher's noise σ are added to the targets, one at a time."
@@ -157,7 +160,7 @@ def _measure_task(s: Table5Settings, r_star: int, seed: int) -> TaskRoutes:
     "Every route, the energy errors' noise shifts, the named variants and the sweeps of the teachers of (r*, seed)."
     teachers = {kind: _teacher(s, kind, r_star, seed, s.noise_std, max(s.n, s.n_scale)) for kind in ("softmax", "linear")}
     main = {kind: _task_routes(task, s.n, s.n_scale) for kind, task in teachers.items()}
-    shift = {(kind, route): _noise_shift(s, teachers[kind], route, seed) for kind, route in (("softmax", ROUTES[2]), ("linear", ROUTES[2]), ("linear", ROUTES[0]))}
+    shift = {(kind, route): _noise_shift(s, teachers[kind], route, seed) for kind, route in (("softmax", LOG_INVERSION), ("linear", LOG_INVERSION), ("linear", QK_KNOWN_V))}
     variants = _named_variants(_teacher(s, "softmax", r_star, seed, s.noise_std, s.n), s.draws)   # n samples
     return TaskRoutes(r_star, main["softmax"], main["linear"], shift, variants, _sweeps(s, r_star, seed))
 
@@ -170,7 +173,7 @@ def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dic
     return {x: Table5Seed(tasks[x], measure_frontier(s, x)) for x in seeds}
 
 # %% ../nbs/35_table5.ipynb #b97f9b83
-FRONTIER_ROUTES = ("log inversion (V known)", "linearised (V known)")
+FRONTIER_ROUTES = (LOG_INVERSION, LINEARISED)
 
 @dataclass(frozen=True)
 class FrontierTask:
@@ -206,8 +209,8 @@ def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) ->
     X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
     A = estimated_attention(X, Y, V)                                        # per sample: prefixes of A are the prefixes' estimates
     fits = [log_attention_fit(X[:n], A[:n]) for n in ns]
-    ranks = {FRONTIER_ROUTES[0]: tuple(fit_rank(f) for f in fits),
-             FRONTIER_ROUTES[1]: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
+    ranks = {LOG_INVERSION: tuple(fit_rank(f) for f in fits),
+             LINEARISED: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
     n1, misfit = misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
     control = None
     if T > s.d:
@@ -257,7 +260,7 @@ def _frontier_edges(s, units: dict) -> list:
         for T in s.frontier_T:
             here = [ft for ft in fts if ft.kernel_scale == scale and ft.T == T]
             med = float(np.median([ft.n1 for ft in here]))
-            lost = [n for i, n in enumerate(here[0].ns) if np.mean([ft.ranks[FRONTIER_ROUTES[0]][i] == ft.r_star for ft in here]) <= 0.5]
+            lost = [n for i, n in enumerate(here[0].ns) if np.mean([ft.ranks[LOG_INVERSION][i] == ft.r_star for ft in here]) <= 0.5]
             rows.append({"kernel scale": scale, "T": T, "predicted n1": med if math.isfinite(med) else None,
                          "misfit / edge at largest n": float(np.median([ft.misfit for ft in here])), "largest n": max(here[0].ns),
                          "measured: first n with rank = r* in <= half": lost[0] if lost else None})
@@ -265,7 +268,7 @@ def _frontier_edges(s, units: dict) -> list:
 
 def _frontier_claims(s, units: dict) -> list:
     "The frontier claims (none where the ladder does not reach both sides of the predicted frontier): the log route over-counts beyond g·n₁ (control: linear-QK teachers) and is exact below n₁/g for T > d (control: the same tasks beyond g·n₁)."
-    g, route = frontier_step(s), FRONTIER_ROUTES[0]
+    g, route = frontier_step(s), LOG_INVERSION
     beyond, below, control = [], [], []
     for seed in units.values():
         b = [ft.ranks[route][i] == ft.r_star for ft in seed.frontier for i, n in enumerate(ft.ns) if n >= g * ft.n1]
@@ -351,12 +354,12 @@ def _sweep_row(tasks: list, label: str, value, sigma: float, n: int, route: str)
 def _noise_sweep_rows(s: Table5Settings, units: dict) -> list:
     "The noise sweep (n samples, V-known routes): per σ and route."
     tasks = _all_tasks(s, units)
-    return [_sweep_row(tasks, "σ", sigma, sigma, s.n, route) for sigma in s.noise_sweep for route in ROUTES[:3]]
+    return [_sweep_row(tasks, "σ", sigma, sigma, s.n, route) for sigma in s.noise_sweep for route in KNOWN_V_ROUTES]
 
 def _n_sweep_rows(s: Table5Settings, units: dict) -> list:
     "The sample-size sweep (the paper's σ): per n and route (the lifted route where n identifies it)."
     tasks = _all_tasks(s, units)
-    return [_sweep_row(tasks, "n", n, s.noise_std, n, route) for n in s.n_sweep for route in ROUTES[:4]
+    return [_sweep_row(tasks, "n", n, s.noise_std, n, route) for n in s.n_sweep for route in (*KNOWN_V_ROUTES, BLIND)
             if route in tasks[0].sweeps[("softmax", s.noise_std, n)]]
 
 def _variant_rows(s: Table5Settings, units: dict) -> list:
@@ -374,16 +377,16 @@ def _attribution(s: Table5Settings, units: dict) -> dict:
     tasks = _all_tasks(s, units)
     return {v: {"rank = r*": float(np.mean([t.softmax[route].rank == t.r_star for t in tasks])),
                 "mean rank - r*": float(np.mean([t.softmax[route].rank - t.r_star for t in tasks]))}
-            for v, route in (("V known", ROUTES[5]), ("V unknown", ROUTES[4]))}
+            for v, route in (("V known", QK_KNOWN_V_AT_SCALE), ("V unknown", BLIND_AT_SCALE))}
 
 def _claims(s: Table5Settings, units: dict) -> list:
     "The `t5.*` claims, per seed, each with its control (linear-QK teachers)."
     per_seed = _per_seed(s, units)
     tasks = len(per_seed) * len(s.r_stars)                                    # the items every fraction of tasks is over
-    best = {kind: [max(_exact_fraction(ts, kind, route) for route in ROUTES[:3]) for ts in per_seed] for kind in ("softmax", "linear")}
-    at_scale = {(kind, route): [_exact_fraction(ts, kind, route) for ts in per_seed] for kind in ("softmax", "linear") for route in ROUTES[4:6]}
-    share = {"softmax": [_noise_share(ts, "softmax", ROUTES[2]) for ts in per_seed], "linear": [_noise_share(ts, "linear", ROUTES[0]) for ts in per_seed]}
-    wrong_model = float(np.mean(at_scale[("softmax", ROUTES[5])])) <= 0.5      # V known fails too: the loss needs no identifiability failure
+    best = {kind: [max(_exact_fraction(ts, kind, route) for route in KNOWN_V_ROUTES) for ts in per_seed] for kind in ("softmax", "linear")}
+    at_scale = {(kind, route): [_exact_fraction(ts, kind, route) for ts in per_seed] for kind in ("softmax", "linear") for route in (BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE)}
+    share = {"softmax": [_noise_share(ts, "softmax", LOG_INVERSION) for ts in per_seed], "linear": [_noise_share(ts, "linear", QK_KNOWN_V) for ts in per_seed]}
+    wrong_model = float(np.mean(at_scale[("softmax", QK_KNOWN_V_AT_SCALE)])) <= 0.5      # V known fails too: the loss needs no identifiability failure
     attribution = (f"the paper attributes this loss to kernel-value identifiability; with V known the linear-QK estimator at the same n = {s.n_scale} "
                    "loses r* as well (t5.softmax_wrong_model), so what is measured here is the linear-QK model being wrong for softmax") if wrong_model else None
     resolution = fraction_resolution(range(tasks))
@@ -394,14 +397,14 @@ def _claims(s: Table5Settings, units: dict) -> list:
                          differs="the paper's 'destroys' is graded as: the best data-only route recovers r* in at most half the tasks",
                          control=("the same best fraction on linear-QK teachers", best["linear"]), removes="softmax (linear-QK teachers)", resolution=resolution),
         claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
-                         "half the tasks", at_scale[("softmax", ROUTES[4])], 0.5, "<=",
+                         "half the tasks", at_scale[("softmax", BLIND_AT_SCALE)], 0.5, "<=",
                          paper="only partial pre-training recovery (kernel-value identifiability)", differs=attribution,
-                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", ROUTES[4])]), removes="softmax (linear-QK teachers)", resolution=resolution),
+                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", BLIND_AT_SCALE)]), removes="softmax (linear-QK teachers)", resolution=resolution),
         claim_over_seeds("t5.softmax_wrong_model", "§6", f"softmax, V known: at n = {s.n_scale} the linear-QK estimator's rank equals r* in at most half the tasks "
                          "— knowing the value map does not restore recovery, so the V-unknown loss needs no identifiability failure",
-                         at_scale[("softmax", ROUTES[5])], 0.5, "<=", paper="only partial pre-training recovery (kernel-value identifiability)",
+                         at_scale[("softmax", QK_KNOWN_V_AT_SCALE)], 0.5, "<=", paper="only partial pre-training recovery (kernel-value identifiability)",
                          differs="the paper names kernel-value identifiability as a cause; this claim tests the other candidate, a linear-QK model that is wrong for softmax, by handing the estimator V",
-                         control=(f"the same estimator on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", ROUTES[5])]), removes="softmax (linear-QK teachers)", resolution=resolution),
+                         control=(f"the same estimator on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", QK_KNOWN_V_AT_SCALE)]), removes="softmax (linear-QK teachers)", resolution=resolution),
         claim_over_seeds("t5.softmax_energy", "§6", "softmax, V known, log-inversion route: the kernel's size is recovered only partially — the energy-rank error "
                          "is mostly bias: one more dose of the noise adds at most half of it (noise share <= 1/2, the midpoint between a noise-limited "
                          "estimate, share 1, and a pure bias, share 0)",
@@ -422,7 +425,7 @@ def _frontier_figure(rows, sweep_rows, n_rows):
     ax_routes.set_yticks(y, [nm.replace(" (", "\n(") for nm in names], fontsize=7); ax_routes.invert_yaxis(); ax_routes.axvline(0.5, color="k", ls=":", lw=1)
     ax_routes.set(xlabel="fraction of tasks whose data-only rank = r*", xlim=(0, 1.05), title="σ estimated from the data"); ax_routes.legend(fontsize=7, loc="lower right")
     for ax, sw, key, title in ((ax_noise, sweep_rows, "σ", "noise sweep (V known)"), (ax_n, n_rows, "n", "sample-size sweep (paper's σ)")):
-        for name, marker in zip(ROUTES[:4], "osD^"):
+        for name, marker in zip((*KNOWN_V_ROUTES, BLIND), "osD^"):
             pts = [(r[key], r["softmax: rank = r*"], r["linear-QK: rank = r*"]) for r in sw if r["route"] == name]
             if not pts: continue
             line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=f"{name}: softmax")
@@ -452,7 +455,7 @@ def _plain_task(s: Table5Settings, task: TaskRoutes) -> dict:
 def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> dict:
     "Plain data for the record: the named variants, both sweeps, the V-known/V-unknown comparison at n_scale (`attribution`), the energy errors' noise shares per seed (`noise_share`) and every task, {seed: {r*: plain task}}."
     per_task = {x: {r: _plain_task(s, task) for r, task in seed.tasks.items()} for x, seed in units.items()}
-    shares = {f"{kind}/{route}": [_noise_share(ts, kind, route) for ts in _per_seed(s, units)] for kind, route in (("softmax", ROUTES[2]), ("linear", ROUTES[2]), ("linear", ROUTES[0]))}
+    shares = {f"{kind}/{route}": [_noise_share(ts, kind, route) for ts in _per_seed(s, units)] for kind, route in (("softmax", LOG_INVERSION), ("linear", LOG_INVERSION), ("linear", QK_KNOWN_V))}
     frontier_tasks = {x: [dict(T=ft.T, kernel_scale=ft.kernel_scale, r_star=ft.r_star, ns=list(ft.ns), ranks={k: list(v) for k, v in ft.ranks.items()},
                                n1=ft.n1 if math.isfinite(ft.n1) else None, misfit=ft.misfit, control_rank=ft.control_rank) for ft in seed.frontier]
                       for x, seed in units.items()}
