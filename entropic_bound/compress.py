@@ -53,15 +53,11 @@ class Calibration:
     @property
     def d_head(self) -> int: return self.tv.shape[-1] - 1
 
-def _foldable(adapter: HeadAdapter) -> str:
-    "'encoder' or 'decoder' if a cut folds exactly into the weights of the adapter's family, else InputError('model') (`HeadAdapter.check_foldable`)."
-    return adapter.check_foldable()
-
 def calibrate(adapter: HeadAdapter, batch) -> Calibration:
     """Fit the orders of every head on `batch` (the fit half) and measure, on the same sequences, each head's error at every rank.
     Encoders: per head, the whitened and the static (SVD) order. Rotary decoders: per key-value group, one whitened order before
     the rotation shared by the group's query heads (the cut that folds into W_Q and W_K with one key basis per group)."""
-    kind = _foldable(adapter)
+    kind = adapter.check_foldable()
     X, T = attention_inputs(adapter, batch), batch.ids.shape[1]
     device, H, dh = next(adapter.model.parameters()).device, adapter.n_heads, adapter.d_head
     G = H if kind == "encoder" else adapter.n_kv_heads
@@ -247,7 +243,7 @@ def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str =
     measured cut, in a model of the same architecture; the family's adapter writes them back (`HeadAdapter.write_query_key`) or
     refuses a family whose cut does not fold exactly (`HeadAdapter.check_foldable`). `layers`: write only these layers (the others of
     `model` are left as they are; default every layer)."""
-    kind = _foldable(adapter)
+    kind = adapter.check_foldable()
     if order not in cal.orders: raise InputError("order", f"must be one of {', '.join(cal.orders)} for this model; got {order!r}")
     net = copy.deepcopy(adapter.model) if model is None else model
     layers = range(adapter.n_layers) if layers is None else [int(l) for l in layers]
