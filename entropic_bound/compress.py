@@ -258,6 +258,14 @@ def _mean_pooled(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     m = mask[..., None].to(h.dtype)
     return torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1)
 
+def _sentences(tokenizer, lines: list, device):
+    "The sentences `lines` as one padded batch on `device`, each with the tokenizer's special tokens, at most 256 tokens."
+    return tokenizer(lines, padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
+
+def _embedded(model, enc) -> torch.Tensor:
+    "The unit-norm mean-pooled embeddings (n, d) of the batch `enc` (`_sentences`), with gradients where they are enabled."
+    return _mean_pooled(model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state, enc["attention_mask"])
+
 def sentence_embeddings(model, tokenizer, lines: list, batch_size: int = 64) -> torch.Tensor:
     """Unit-norm mean-pooled embeddings (n, d) of `lines`, each line a sentence with the tokenizer's special tokens (the MiniLM sentence
     encoder's own pooling), in the order of `lines`; batches are formed by length, so that little of a batch is padding."""
@@ -265,9 +273,7 @@ def sentence_embeddings(model, tokenizer, lines: list, batch_size: int = 64) -> 
     by_length = sorted(range(len(lines)), key=lambda i: len(lines[i]))
     with torch.no_grad():
         for i in range(0, len(lines), batch_size):
-            enc = tokenizer([lines[j] for j in by_length[i:i + batch_size]], padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
-            h = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
-            out.append(_mean_pooled(h, enc["attention_mask"]).double().cpu())
+            out.append(_embedded(model, _sentences(tokenizer, [lines[j] for j in by_length[i:i + batch_size]], device)).double().cpu())
     E = torch.cat(out) if out else torch.zeros(0, 0, dtype=torch.float64)
     return E[torch.argsort(torch.tensor(by_length))] if out else E
 
@@ -326,11 +332,9 @@ def _calibration_losses(adapter: HeadAdapter, batch, lines: list, seed: int, chu
         return
     gen = torch.Generator().manual_seed(seed)
     for i in range(0, len(lines), chunk):
-        enc = adapter.tokenizer(lines[i:i + chunk], padding=True, truncation=True, max_length=256, return_tensors="pt").to(device)
+        enc = _sentences(adapter.tokenizer, lines[i:i + chunk], device)
         z = torch.randn(enc["input_ids"].shape[0], adapter.d_model, generator=gen, dtype=torch.float64).to(device)
-        def loss(enc=enc, z=z):
-            e = _mean_pooled(adapter.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state, enc["attention_mask"])
-            return (e.double() * z).sum(-1).mean()
+        def loss(enc=enc, z=z): return (_embedded(adapter.model, enc).double() * z).sum(-1).mean()
         yield loss, int(enc["attention_mask"].sum())
 
 def _key_gradients(adapter: HeadAdapter) -> list:
