@@ -24,8 +24,8 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'SENSITIVITY_GRID', 'ORDER_RULES', 'Calibration', 'calibrate', 'split_lines',
            'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
-           'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'layer_sensitivity', 'fidelity_meter',
-           'SplitResult', 'calibrate_split', 'compress_split', 'export']
+           'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'layer_sensitivity',
+           'fidelity_meter', 'SplitResult', 'calibrate_split', 'compress_split', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -387,6 +387,10 @@ def loss_signals(adapter: HeadAdapter, cal: Calibration, batch, lines: list | No
 # %% ../nbs/11_compress.ipynb #5a1b2c03
 SENSITIVITY_GRID = (0.0, 0.25, 0.5, 0.75)        # ranks round(f * d_h) at which a layer's cut is measured (ASVD's ratio grid, coarser)
 
+def primary_loss(f: dict) -> float:
+    "The primary fidelity loss of a `fidelity_meter` reading (lower is better): the next-token KL for a decoder, 1 - mean cosine for an encoder."
+    return f["kl"] if "kl" in f else 1.0 - f["cosine"]
+
 def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSITIVITY_GRID) -> Calibration:
     """`cal` with ASVD's sensitivity (reimplemented from its description; a layer is a layer of units here): per layer l and grid rank
     g = round(f * d_h), f in `grid`, the model's loss on calibration text when every unit of layer l alone is cut to rank g (the others
@@ -397,11 +401,10 @@ def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSIT
     points = sorted({int(round(f * dh)) for f in grid} - {dh})
     if not points or min(points) < 0: raise InputError("grid", f"fractions in [0, 1) giving at least one rank below d_h; got {grid}")
     work, S, full = copy.deepcopy(adapter.model), np.full((L, dh + 1), np.inf), np.full((L, U), dh)
-    loss = lambda f: f["kl"] if "kl" in f else 1.0 - f["cosine"]
     for l in range(L):
         for g in points:
             ranks = full.copy(); ranks[l] = g
-            S[l, g:] = loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])))
+            S[l, g:] = primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])))
         fold(adapter, cal, full, "whitened", model=work, layers=[l])           # layer l whole again
         S[l, dh] = 0.0
     return replace(cal, sensitivity=S)

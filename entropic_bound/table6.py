@@ -13,12 +13,14 @@ import numpy as np
 
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
-from .compress import ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate, compress_split, export, fidelity_meter, fold, split_lines
+from .compress import (ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
+                                     fold, primary_loss, split_lines)
 from .spectral import InputError
 
 # %% auto #0
 __all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'EXPORT_ROUTES', 'Table6Settings',
-           'measure_table6', 'summarise_table6', 'table6_summary', 'table6_reading', 'run_compress']
+           'measure_table6', 'summarise_table6', 'table6_summary', 'table6_reading', 'recorded_table6',
+           'calibration_source', 'run_compress']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
@@ -279,6 +281,45 @@ def table6_reading(result: ExperimentResult) -> str:
             cell = lambda b: (f"**{loss(by[(a, b)], col):.4g}**" if best[b] == a else f"{loss(by[(a, b)], col):.4g}") + f" [{by[(a, b)]['zero_rank_units']:g}]"
             out.append(f"| {a} | " + " | ".join(cell(b) for b in budgets) + " |")
     return "\n".join(out)
+
+# %% ../nbs/36_table6.ipynb #d36c0001
+def recorded_table6(out) -> tuple:
+    """The Table 6 run kept in `out` (by `run_compress` or the runner) as (settings, {seed: compress.SplitResult}), for a closer look at
+    its splits without measuring again; InputError when `out` holds no run of this code."""
+    path = Path(out) / ".records" / "table6.json"
+    config = json.loads(path.read_text())["config"] if path.is_file() else None
+    units = None if config is None else reusable_units(out, config)
+    if units is None: raise InputError("out", f"{out} holds no Table 6 run of this code (run `entropic-bound compress --out {out}` first)")
+    s = TABLE6.settings(config["preset"], **{k: tuple(v) if isinstance(v, list) else v for k, v in config["settings"].items()})
+    return s, {x: data for part in units.values() for x, data in part.items()}
+
+def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> list:
+    """Does the calibration text decide where the loss-aware native rule loses on text of another source? (ours) The other-source text is
+    cut into two halves that share no line: the first is graded (as in the table, at most `eval_limit` of it), the second calibrates.
+    Per budget, the primary fidelity loss (`compress.primary_loss`) on the graded half of: uniform and `SUBJECT` allocation calibrated
+    as in the table (split by split, on the shipped text's fit half: `units`, {seed: SplitResult}); `SUBJECT` with only its price
+    (`out_weight`) measured on the other text's second half, curves and directions from the split; and uniform and `SUBJECT` calibrated
+    wholly on that second half. -> rows {budget, calibration, loss, loss_min, loss_max} (over the splits; one value for the last two)."""
+    from copy import deepcopy
+    from dataclasses import replace
+    from entropic_bound.policy import cpu_threads, engine_threads
+    adapter, other = _adapter(s, device), _other_lines(s)
+    if other is None: raise InputError("other_text", "calibration_source needs an other-source text")
+    graded, fit = other[:len(other) // 2], other[len(other) // 2:]
+    rows, work = [], deepcopy(adapter.model)
+    with cpu_threads(device, engine_threads()):
+        meter = fidelity_meter(adapter, graded, s.seq_len, s.eval_limit)
+        there = calibrate_split(adapter, fit, 0, (SUBJECT, "uniform"), s.seq_len, s.fit_limit)
+        cut = lambda cal, ranks: primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work)))
+        for b in s.budgets:
+            per = {"uniform, shipped text": [cut(u.calibration, allocate(u.calibration, b, "uniform")) for u in units.values()],
+                   f"{SUBJECT}, shipped text": [cut(u.calibration, u.ranks[(SUBJECT, b)]) for u in units.values()],
+                   f"{SUBJECT}, priced on the other text": [cut(u.calibration, allocate(replace(u.calibration, out_weight=there.out_weight), b, SUBJECT))
+                                                           for u in units.values()],
+                   "uniform, other text": [cut(there, allocate(there, b, "uniform"))],
+                   f"{SUBJECT}, other text": [cut(there, allocate(there, b, SUBJECT))]}
+            rows += [dict(budget=b, calibration=k, loss=float(np.mean(v)), loss_min=float(np.min(v)), loss_max=float(np.max(v))) for k, v in per.items()]
+    return rows
 
 # %% ../nbs/36_table6.ipynb #ee687501
 EXPORT_ROUTES = {"encoder": ("fold", "slice"), "decoder": ("fold", "latent", "cache")}
