@@ -54,9 +54,11 @@ class Table6Settings:
                        grid=(lambda v: len(v) > 0 and all(0 <= f < 1 for f in v), "rank fractions in [0, 1)"))
 
 SUBJECT = "native_loss"                       # the rule the claims grade, against every other rule; its ranks shuffled are the control
-# A decoder costs a forward pass of the whole model per fold and text: the 'decoder' preset reads 2 packed sequences of the fit half for
-# the calibration and the loss signals, 1 for ASVD's sensitivity at 3 grid ranks, and 2 of each evaluation text.
-TABLE6_PRESETS = {"quick": dict(), "paper": dict(),
+# Every fold is measured on both evaluation texts: the 'quick' preset grades an encoder on 64 sentences of each and measures ASVD's
+# sensitivity on 32 of the fit half (the 'paper' preset reads every sentence). A decoder costs a forward pass of the whole model per
+# fold and text: the 'decoder' preset reads 2 packed sequences of the fit half for the calibration and the loss signals, 1 for ASVD's
+# sensitivity at 3 grid ranks, and 2 of each evaluation text.
+TABLE6_PRESETS = {"quick": dict(eval_limit=64, grid_limit=32), "paper": dict(),
                   "smoke": dict(budgets=(0.5,), orders=("whitened",), allocations=("native", "static", "uniform", SUBJECT, "shuffled"), eval_limit=64),
                   "decoder": dict(orders=("whitened",), fit_limit=2, eval_limit=2, grid=(0.0, 0.25, 0.5), grid_limit=1)}
 
