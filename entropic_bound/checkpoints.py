@@ -117,6 +117,9 @@ class HeadAdapter:
     def output_modules(self) -> list:
         "Per layer, the attention's output map: its output (n, T, d) is what the layer's heads add to the residual stream."
         raise NotImplementedError
+    def blocks(self, net=None):
+        "The transformer blocks of `net` (default: the adapter's model), in order (an nn.ModuleList): block l's output is block l + 1's input."
+        return (self.model if net is None else net).base_model.layers
     def matrices(self, layer: int) -> dict:
         "Whole weight matrices of `layer` (name -> (out, in) tensor) for the per-layer table."
         raise NotImplementedError
@@ -157,7 +160,8 @@ class BertHeads(HeadAdapter):
     def check_config(cls, cfg):
         if getattr(cfg, "position_embedding_type", "absolute") != "absolute":
             raise InputError("model", f"bert with position_embedding_type={cfg.position_embedding_type!r} adds position terms to the logits; only 'absolute' is measured")
-    def _block(self, l, net=None): return (self.model if net is None else net).base_model.encoder.layer[l]
+    def blocks(self, net=None): return (self.model if net is None else net).base_model.encoder.layer
+    def _block(self, l, net=None): return self.blocks(net)[l]
     def layer(self, l, T=None):
         a, H = self._block(l).attention, self.n_heads
         (WQ, bQ), (WK, bK), (WV, _) = (split_heads(*_linear(m), H) for m in (a.self.query, a.self.key, a.self.value))
@@ -177,7 +181,8 @@ class BertHeads(HeadAdapter):
 class GPT2Heads(HeadAdapter):
     "GPT-2 decoder: one fused c_attn = [W_Q | W_K | W_V] (Conv1D, x @ W + b), causal attention; its cut is not written back."
     families, kind, qk_names = ("gpt2",), "decoder", ("attn.c_attn.",)
-    def _block(self, l): return self.model.base_model.h[l]
+    def blocks(self, net=None): return (self.model if net is None else net).base_model.h
+    def _block(self, l): return self.blocks()[l]
     def layer(self, l, T=None):
         a, H, d = self._block(l).attn, self.n_heads, self.d_model
         W, b = a.c_attn.weight.detach().double(), a.c_attn.bias.detach().double()       # (d, 3d), (3d,)
