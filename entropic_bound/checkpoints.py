@@ -209,7 +209,7 @@ class RotaryHeads(HeadAdapter):
     `_qkv`, `_out`) and what it adds (window, q/k norm, soft cap). A cut before the rotation folds into W_Q and W_K unless queries
     and keys are normalised per head after them."""
     _tables: dict = field(default_factory=dict, repr=False)
-    def _attn(self, l, net=None): return (self.model if net is None else net).base_model.layers[l].self_attn
+    def _attn(self, l, net=None): return self.blocks(net)[l].self_attn
     def _rotary_type(self, l): return None                   # which of the model's rotary tables layer l uses (None: the one)
     def _rotary(self, x, pos, kind): return self.model.base_model.rotary_emb(x, pos)
     def _window(self, a): return None
@@ -251,7 +251,7 @@ class LlamaHeads(RotaryHeads):
     def _window(self, a): return getattr(a, "sliding_window", getattr(self.model.config, "sliding_window", None) if self.family == "mistral" else None)
     def input_modules(self): return [self._attn(l).q_proj for l in range(self.n_layers)]
     def matrices(self, l):
-        a, mlp = self._attn(l), self.model.base_model.layers[l].mlp
+        a, mlp = self._attn(l), self.blocks()[l].mlp
         return {"query": a.q_proj.weight, "key": a.k_proj.weight, "value": a.v_proj.weight, "attn_out": a.o_proj.weight,
                 "ffn_gate": mlp.gate_proj.weight, "ffn_in": mlp.up_proj.weight, "ffn_out": mlp.down_proj.weight}
     def write_query_key(self, net, l, WQ, bQ, WK, bK):
@@ -283,7 +283,7 @@ class GPTNeoXHeads(RotaryHeads):
     rotary positions on the first rotary_pct * d_h coordinates of each head, `dense` as the output map; the parallel residual
     changes nothing here (the attention's input is read at the fused map)."""
     families, qk_names = ("gpt_neox",), ("attention.query_key_value.",)
-    def _attn(self, l, net=None): return (self.model if net is None else net).base_model.layers[l].attention
+    def _attn(self, l, net=None): return self.blocks(net)[l].attention
     def _qkv(self, a):
         W, b = _linear(a.query_key_value)                                             # (d, H * 3 dh), per head [q | k | v]
         H, dh = self.n_heads, self.d_head
@@ -295,7 +295,7 @@ class GPTNeoXHeads(RotaryHeads):
         return m.weight.view(self.n_heads, 3, self.d_head, -1)[:, i].reshape(self.n_heads * self.d_head, -1)
     def input_modules(self): return [self._attn(l).query_key_value for l in range(self.n_layers)]
     def matrices(self, l):
-        a, mlp = self._attn(l), self.model.base_model.layers[l].mlp
+        a, mlp = self._attn(l), self.blocks()[l].mlp
         qkv = a.query_key_value
         return {"query": self._rows(qkv, 0), "key": self._rows(qkv, 1), "value": self._rows(qkv, 2), "attn_out": a.dense.weight,
                 "ffn_in": mlp.dense_h_to_4h.weight, "ffn_out": mlp.dense_4h_to_h.weight}
@@ -322,7 +322,7 @@ class Phi3Heads(RotaryHeads):
     def _window(self, a): return getattr(self.model.config, "sliding_window", None)
     def input_modules(self): return [self._attn(l).qkv_proj for l in range(self.n_layers)]
     def matrices(self, l):
-        a, mlp = self._attn(l), self.model.base_model.layers[l].mlp
+        a, mlp = self._attn(l), self.blocks()[l].mlp
         (q, k, v), I = self._parts(), mlp.down_proj.weight.shape[1]
         return {"query": a.qkv_proj.weight[q], "key": a.qkv_proj.weight[k], "value": a.qkv_proj.weight[v], "attn_out": a.o_proj.weight,
                 "ffn_gate": mlp.gate_up_proj.weight[:I], "ffn_in": mlp.gate_up_proj.weight[I:], "ffn_out": mlp.down_proj.weight}

@@ -5,6 +5,7 @@
 # %% ../nbs/11_compress.ipynb #5d295053
 from __future__ import annotations
 import copy
+import itertools
 import json
 import os
 import shutil
@@ -395,8 +396,8 @@ def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSIT
     """`cal` with ASVD's sensitivity (reimplemented from its description; a layer is a layer of units here): per layer l and grid rank
     g = round(f * d_h), f in `grid`, the model's loss on calibration text when every unit of layer l alone is cut to rank g (the others
     whole), as the table's primary metric: `meter(net)`, a `fidelity_meter` on fit-half lines, gives KL for a decoder and 1 - cosine is
-    taken for an encoder; the blocks before layer l are not recomputed (their outputs, from one uncut pass, are replayed: the same
-    numbers, about half the forward cost). -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
+    taken for an encoder; layer l's measurements run blocks l..L-1 only (the outputs of the blocks before it, from one uncut pass, are
+    replayed: the same numbers). -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
     smallest; 0 at full rank), which water-filling turns into ASVD's common-threshold search."""
     (L, U), dh = cal.shape, cal.d_head
     points = sorted({int(round(f * dh)) for f in grid} - {dh})
@@ -419,7 +420,7 @@ def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSIT
 def _replay(block, outputs: list) -> None:
     """Make `block` (of a copy that is then discarded) return, call after call, the `outputs` it gave in a reference pass of the
     same meter (the same batches in the same order), without computing: a cut after it leaves its input and its output unchanged."""
-    calls = iter(range(1 << 62))
+    calls = itertools.count()
     block.forward = lambda *args, **kwargs: outputs[next(calls) % len(outputs)]
 
 

@@ -342,6 +342,12 @@ def _export_route(adapter, s: Table6Settings, u0, lines: list, net, ranks, route
         fid = fidelity_meter(adapter, split_lines(lines, 0)[1], s.seq_len)(net)
     return net, fid, net.key_maps().key_bytes_per_token(next(net.parameters()).element_size())
 
+def _same_checkpoint(a, b) -> bool:
+    "Whether models `a` and `b` (as `checkpoints.resolve_model` takes them) name the same checkpoint (folder and GGUF file)."
+    from entropic_bound.checkpoints import resolve_model
+    (x, y) = resolve_model(a), resolve_model(b)
+    return (x.path, x.gguf_file) == (y.path, y.gguf_file)
+
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
                  log=print, force: bool = False, route: str = "fold", preset: str | None = None) -> ExperimentResult:
@@ -361,6 +367,7 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     out = Path(out)
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
+    if model is not None and _same_checkpoint(model, None): model = None                  # the shipped MiniLM by name: the default's run and record
     overrides, seeds = dict(model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets)), tuple(range(int(splits)))
     if preset is not None and preset not in TABLE6_PRESETS: raise InputError("preset", f"must be one of {', '.join(TABLE6_PRESETS)}; got {preset!r}")
     try: s = TABLE6.settings(preset or "quick", **overrides)
