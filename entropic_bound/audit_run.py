@@ -42,10 +42,10 @@ AUDIT_PRESETS = {"quick": dict(), "paper": dict(), "smoke": dict(max_sequences=4
 @functools.lru_cache(maxsize=2)
 def _prepared(model, text, tokenizer, seq_len: int, max_sequences, device: str):
     "The adapter, the packed token batch and the notes on the text, loaded once per process (bad model, tokenizer or text: `InputError`)."
-    from entropic_bound.checkpoints import default_text_path, encode_text, load_adapter, read_text
+    from entropic_bound.checkpoints import default_text_path, encode_text, loaded_adapter, read_text
     text_path = default_text_path() if text is None else Path(text)
     lines = read_text(text_path)
-    adapter = load_adapter(model, device, tokenizer=tokenizer)
+    adapter = loaded_adapter(model, device, tokenizer=tokenizer)
     batch = encode_text(adapter, lines, seq_len)
     if max_sequences is not None and batch.ids.shape[0] > max_sequences: batch = batch.head(max_sequences)
     notes = [f"{batch.n_truncated} lines longer than the model's {batch.limit} token positions were truncated"] if batch.n_truncated else []

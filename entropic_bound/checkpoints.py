@@ -23,8 +23,8 @@ from .spectral import InputError
 __all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'ADAPTERS', 'SUPPORTED_FAMILIES', 'require', 'default_model_dir',
            'smollm2_path', 'default_text_path', 'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads',
            'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_from_model',
-           'ModelSource', 'resolve_model', 'load_tokenizer', 'cache_dir', 'load_adapter', 'TokenBatch',
-           'pack_token_ids', 'encode_text', 'attention_inputs']
+           'ModelSource', 'resolve_model', 'load_tokenizer', 'cache_dir', 'load_adapter', 'loaded_adapter',
+           'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -467,6 +467,12 @@ def load_adapter(model=None, device: str = "cpu", attn_implementation: str | Non
     tok = load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
     if tokenizer is not None and tok is None: raise InputError("tokenizer", f"no tokenizer could be loaded from {tokenizer}")
     return adapter_from_model(net.to(device), tok, src.name)
+
+@functools.lru_cache(maxsize=4)
+def loaded_adapter(model=None, device: str = "cpu", tokenizer=None, causal_lm: bool = False) -> HeadAdapter:
+    """`load_adapter(model, device, tokenizer=tokenizer, causal_lm=causal_lm)`, loaded once per process for the experiments that read it
+    (the audit, Table 6): the same object each time, so a caller that cuts the model works on a copy."""
+    return load_adapter(model, device, tokenizer=tokenizer, causal_lm=causal_lm)
 
 # %% ../nbs/24_checkpoints.ipynb #0b797b30
 @dataclass

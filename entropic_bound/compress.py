@@ -303,10 +303,10 @@ def next_token_logprobs(model, batch, chunk: int = 8) -> torch.Tensor:
 
 def _next_token_sums(P0, P1, ids, mask) -> np.ndarray:
     "Sums over the positions with a real next token: KL(P0 || P1), the two negative log-likelihoods, agreements of the most likely token, and the count."
-    m = (mask[:, 1:] * mask[:, :-1]).bool()
-    kl = (P0.double().exp() * (P0.double() - P1.double())).sum(-1)[m].sum()
+    m, p0, p1 = (mask[:, 1:] * mask[:, :-1]).bool(), P0.double(), P1.double()
+    kl = (p0.exp() * (p0 - p1)).sum(-1)[m].sum()
     nxt = ids[:, 1:, None]
-    nll0, nll1 = -P0.double().gather(-1, nxt)[..., 0][m].sum(), -P1.double().gather(-1, nxt)[..., 0][m].sum()
+    nll0, nll1 = -p0.gather(-1, nxt)[..., 0][m].sum(), -p1.gather(-1, nxt)[..., 0][m].sum()
     return np.array([float(kl), float(nll0), float(nll1), float((P0.argmax(-1) == P1.argmax(-1))[m].sum()), float(m.sum())])
 
 def _next_token_result(sums) -> dict:

@@ -4,7 +4,6 @@
 
 # %% ../nbs/36_table6.ipynb #41fbf9ae
 from __future__ import annotations
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,16 +62,12 @@ TABLE6_PRESETS = {"quick": dict(eval_limit=64, grid_limit=32), "paper": dict(),
                   "decoder": dict(orders=("whitened",), fit_limit=2, eval_limit=2, grid=(0.0, 0.25, 0.5), grid_limit=1)}
 
 # %% ../nbs/36_table6.ipynb #c786a046
-@functools.lru_cache(maxsize=2)
-def _load(model, device: str):
-    from entropic_bound.checkpoints import load_adapter
-    adapter = load_adapter(model, device, causal_lm=True)              # a decoder with its language-model head; an encoder as it is
-    adapter.check_foldable()                                            # a family the cut folds into exactly, or one line why not
-    return adapter
-
 def _adapter(s: Table6Settings, device: str = "cpu"):
     "The settings' model, loaded once per process and device (a BERT-family encoder or a Llama-family decoder the cut folds into, or InputError)."
-    return _load(s.model, device)
+    from entropic_bound.checkpoints import loaded_adapter
+    adapter = loaded_adapter(s.model, device, causal_lm=True)          # a decoder with its language-model head; an encoder as it is
+    adapter.check_foldable()                                            # a family the cut folds into exactly, or one line why not
+    return adapter
 
 def _lines(s: Table6Settings) -> list:
     from entropic_bound.checkpoints import default_text_path, read_text
