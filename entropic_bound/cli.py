@@ -113,8 +113,8 @@ def _check_reproduce(a) -> None:
         try: check_scheduler(a.scheduler)
         except ClusterError as e: _usage(str(e))
 
-def reference_verdicts() -> dict:
-    "Claim id -> verdict that the stored reference (`entropic_bound/data/reference_quick.json`, the quick preset, read with `load_reference`) documents, for every experiment it holds."
+def reference_verdicts(field: str = "verdict") -> dict:
+    "Claim id -> verdict (or another `field` of the claim record, e.g. 'margin') that the stored reference (`entropic_bound/data/reference_quick.json`, the quick preset, read with `load_reference`) documents, for every experiment it holds."
     from entropic_bound.experiment import EXPERIMENTS, load_reference
     from entropic_bound.spectral import InputError
     out = {}
@@ -123,7 +123,7 @@ def reference_verdicts() -> dict:
         except InputError: continue                                          # an experiment the reference does not hold
         for path, v in cells.items():
             parts = path.split("/")
-            if parts[0] == "claims" and len(parts) == 3 and parts[2] == "verdict": out[cells[f"claims/{parts[1]}/id"]] = v
+            if parts[0] == "claims" and len(parts) == 3 and parts[2] == field: out[cells[f"claims/{parts[1]}/id"]] = v
     return out
 
 def verdict_differences(claims: list, reference: dict | None = None) -> tuple:

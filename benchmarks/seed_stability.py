@@ -1,0 +1,61 @@
+"""Do the verdicts survive new seeds? The quick preset on seeds the stored reference never saw (default 3-8), claim by claim
+beside the reference's verdicts (seeds 0-2, entropic_bound/data/reference_quick.json).
+
+    python benchmarks/seed_stability.py [--seeds 3-8] [--jobs N]
+
+Writes benchmarks/seed_claims.json (the claim records of that run, with its seeds); tests/test_seed_stability.py checks that
+the stored run covers every claim of the reference, and scripts/make_figures.py quotes from it the claims whose verdict
+differs between the two seed sets (seed-fragile), with both margins, on the front page and in the README.
+"""
+import argparse
+import datetime
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from entropic_bound.cli import reference_verdicts
+from entropic_bound.experiment import EXPERIMENTS
+from entropic_bound.policy import tune_allocator
+from entropic_bound.reproduce import default_jobs, reproduce
+
+STORED = Path(__file__).parent / "seed_claims.json"
+
+
+def seed_range(text: str) -> list:
+    "'3-8' -> [3, ..., 8]; '3,5,9' -> [3, 5, 9]."
+    if "-" in text:
+        lo, hi = (int(t) for t in text.split("-"))
+        return list(range(lo, hi + 1))
+    return [int(t) for t in text.split(",")]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", default="3-8", help="seeds of the new run (default 3-8)")
+    p.add_argument("--jobs", type=int, default=None)
+    a = p.parse_args()
+    seeds = seed_range(a.seeds)
+    tune_allocator()
+    jobs = default_jobs(list(EXPERIMENTS)) if a.jobs is None else a.jobs
+    with tempfile.TemporaryDirectory() as tmp:
+        claims = reproduce(Path(tmp), "quick", seeds, "cpu", force=True, progress=False, jobs=jobs)
+    ref, ref_margin = reference_verdicts(), reference_verdicts("margin")
+    try: commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=STORED.parent).stdout.strip() or None
+    except OSError: commit = None
+    reference = {i: dict(verdict=v, margin=ref_margin.get(i)) for i, v in ref.items()}
+    STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=commit,
+                                      reference_seeds=[0, 1, 2], reference=reference, claims=claims), indent=1) + "\n")
+    print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in spreads):")
+    print(f"{'claim':40s} {'seeds 0-2':>20s} {'new seeds':>20s}")
+    for c in claims:
+        mark = "" if c["verdict"] == ref.get(c["id"]) else "   <- differs"
+        print(f"{c['id']:40s} {ref.get(c['id'], '-'):>11s} {ref_margin.get(c['id'], float('nan')):+8.2g} "
+              f"{c['verdict']:>11s} {c['margin']:+8.2g}{mark}")
+    differ = [c["id"] for c in claims if c["verdict"] != ref.get(c["id"])]
+    print(f"{len(claims) - len(differ)} of {len(claims)} verdicts as on seeds 0-2; differ: {', '.join(differ) or 'none'}")
+    print(f"claim records written to {STORED}")
+
+
+if __name__ == "__main__":
+    main()
