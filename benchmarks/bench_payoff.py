@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _commit import head_commit
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 WORKER = "--worker"
 
@@ -135,6 +137,6 @@ if __name__ == "__main__":
     t0 = time.perf_counter()
     result = dict(minilm=minilm(budgets, a.speed_budget), smollm2=smollm2(budgets, a.speed_budget, contexts, a.decode))
     result.update(seconds=time.perf_counter() - t0, date=time.strftime("%Y-%m-%d"),
-                  commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip())
+                  commit=head_commit())
     Path(__file__).with_name("payoff.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote benchmarks/payoff.json in {result['seconds']:.0f} s")

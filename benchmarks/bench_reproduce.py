@@ -14,7 +14,6 @@ import argparse
 import datetime
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from entropic_bound.policy import cpu_threads, engine_threads, set_engine_thread
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import bench, report_ceiling  # noqa: E402
+from _commit import head_commit  # noqa: E402
 
 
 def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
@@ -43,10 +43,8 @@ TIMINGS = Path(__file__).parent / "timings.json"
 
 def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims) -> None:
     "Append this run to benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from."
-    try: commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip() or None
-    except OSError: commit = None
     log = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else dict(about="Runs of benchmarks/bench_reproduce.py, oldest first.", runs=[])
-    log["runs"].append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=commit,
+    log["runs"].append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(),
                             machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", preset=preset, seeds=seeds, jobs=jobs,
                             total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
                             claims_hold=None if claims is None else sum(c["verdict"] == "holds" for c in claims),

@@ -13,10 +13,11 @@ time quoted is the one the measuring run recorded.
 import argparse
 import json
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from _commit import head_commit
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 HERE = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ def main() -> None:
     models = {m: one(m, base / m) for m in a.models.split(",")}
     for m, r in models.items(): print(f"{m}: {r['seconds']:.0f} s; {r['summary']}", flush=True)
     record = dict(models=models, seconds=sum(r["seconds"] for r in models.values()), date=time.strftime("%Y-%m-%d"),
-                  commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip())
+                  commit=head_commit())
     (HERE / "table6.json").write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {HERE / 'table6.json'}")
 

@@ -10,10 +10,10 @@ differs between the two seed sets (seed-fragile), with both margins, on the fron
 import argparse
 import datetime
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 
+from _commit import head_commit
 from entropic_bound.cli import reference_verdicts
 from entropic_bound.experiment import EXPERIMENTS
 from entropic_bound.policy import tune_allocator
@@ -41,10 +41,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         claims = reproduce(Path(tmp), "quick", seeds, "cpu", force=True, progress=False, jobs=jobs)
     ref, ref_margin = reference_verdicts(), reference_verdicts("margin")
-    try: commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=STORED.parent).stdout.strip() or None
-    except OSError: commit = None
     reference = {i: dict(verdict=v, margin=ref_margin.get(i)) for i, v in ref.items()}
-    STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=commit,
+    STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=head_commit(),
                                       reference_seeds=[0, 1, 2], reference=reference, claims=claims), indent=1) + "\n")
     print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in spreads):")
     print(f"{'claim':40s} {'seeds 0-2':>20s} {'new seeds':>20s}")

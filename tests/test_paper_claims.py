@@ -1,20 +1,13 @@
 """The paper preset's claims, as stored by benchmarks/bench_reproduce.py, reach the same verdicts as the quick preset's reference:
 no claim may hold only at quick sizes, none may be uninformative or have a strawman control."""
-import json
-from pathlib import Path
-
 import pytest
 
+from _stored import stored_record
 from entropic_bound.cli import reference_verdicts as quick_verdicts      # claim id -> verdict of the stored quick-preset reference (the one reader)
-
-ROOT = Path(__file__).resolve().parents[1]
-STORED = ROOT / "benchmarks" / "paper_claims.json"
 
 
 @pytest.fixture(scope="module")
-def paper():
-    if not STORED.exists(): pytest.fail(f"{STORED.relative_to(ROOT)} is missing: run python benchmarks/bench_reproduce.py (paper preset, 5 seeds)")
-    return json.loads(STORED.read_text())
+def paper(): return stored_record("paper_claims.json", "python benchmarks/bench_reproduce.py (paper preset, 5 seeds)")
 
 
 def test_paper_claims_are_the_quick_claims(paper):

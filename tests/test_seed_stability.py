@@ -2,20 +2,15 @@
 current reference, compares against the reference's own verdicts, and every claim whose verdict differs between the two seed
 sets is named on the front page (seed-fragile), never silently."""
 import json
-from pathlib import Path
 
 import pytest
 
+from _stored import ROOT, stored_record
 from entropic_bound.cli import reference_verdicts
-
-ROOT = Path(__file__).resolve().parents[1]
-STORED = ROOT / "benchmarks" / "seed_claims.json"
 
 
 @pytest.fixture(scope="module")
-def stored():
-    if not STORED.exists(): pytest.fail(f"{STORED.relative_to(ROOT)} is missing: run python benchmarks/seed_stability.py")
-    return json.loads(STORED.read_text())
+def stored(): return stored_record("seed_claims.json", "python benchmarks/seed_stability.py")
 
 
 def test_new_seeds_are_new(stored):
