@@ -311,7 +311,7 @@ def _position_claim(id: str, name: str, without: str, rel: np.ndarray, se: np.nd
                             control=(f"the same measurement for {without} (no positions), same tasks", control), removes="position information")
 
 def _claims(s: Table2Settings, t: Table2Tasks) -> list:
-    "The `t2.*` claims on the pooled tasks `t`: B0 and B1+pos achieve (controls: near-miss teachers), the ladder classes sit on the permutation bound, positions break it for B1, B2 and B3, B0s sits on the row-stochastic bound."
+    "The `t2.*` claims on the pooled tasks `t`: B0 achieves (control: near-miss teachers) and so does B1+pos (which contains B0), the ladder classes sit on the permutation bound, positions break it for B1, B2 and B3, B0s sits on the row-stochastic bound."
     thr, m = b0_criterion(s), s.near_miss
     near_note = (f"the same measurement on a teacher of rank r* + 1 whose weakest direction costs {m:g}x the criterion "
                  f"(Theorem 1; predicted {float(t.near_miss.mean()):.3g})")
@@ -324,8 +324,9 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
                                        float(t.bound.mean() - 3 * _se_of_mean(t.classes[cls].se)), ">=", kind="consistency",
                                        paper=None if cls == "B3" else "fails (input conditioning)"))
     b1p, b2p, b0s = (t.rungs[k] for k in RUNGS)
-    claims.append(claim_over_seeds("t2.B1+pos", "5", "with positions, input-conditioned linear attention achieves: B1+pos (rank r*) within t2.B0's criterion",
-                                   b1p.rel, thr, "<=", control=(near_note, t.near["B1+pos"].rel), removes=removes,
+    claims.append(claim_over_seeds("t2.B1+pos", "5", "with positions, input-conditioned linear attention achieves: B1+pos (rank r*) within t2.B0's criterion "
+                                   "(a consistency check: B1+pos contains B0 exactly, at K = 0, so it can achieve wherever B0 does; this checks that training finds it)",
+                                   b1p.rel, thr, "<=", kind="consistency",
                                    differs="the paper names input conditioning as the cause; B1+pos is input-conditioned and achieves"))
     claims.append(_position_claim("t2.positions.B1", "B1+pos", "B1", b1p.rel, b1p.se, t.bound, t.classes["B1"].rel))
     claims.append(_position_claim("t2.positions.B2", "B2+pos", "B2", b2p.rel, b2p.se, t.bound, t.classes["B2"].rel))
