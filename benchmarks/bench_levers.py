@@ -72,7 +72,7 @@ print(json.dumps(dict(wall=time.perf_counter() - t0, claims={c.id: [c.measured, 
 QUICK = r"""
 import json, sys, tempfile, time
 from entropic_bound import policy, predict, train
-from entropic_bound.experiment import EXPERIMENTS, experiment
+from entropic_bound.experiment import experiment, shelf
 from entropic_bound.reproduce import default_jobs, reproduce
 variant = sys.argv[1]
 assert policy.tune_allocator()
@@ -80,7 +80,7 @@ if variant == "Q1": predict._DESIGN_CACHE = 0
 if variant in ("Q1", "Q2"): policy.set_engine_threads(1)
 if variant == "R4":                # the presets live in this process; the workers get the settings made from them
     for name in ("table2", "table3"): experiment(name).presets["quick"]["r_stars"] = (1, 2, 3, 4)
-jobs = 1 if variant in ("Q1", "Q2", "Q3") else default_jobs(list(EXPERIMENTS))
+jobs = 1 if variant in ("Q1", "Q2", "Q3") else default_jobs(shelf("paper"))
 with tempfile.TemporaryDirectory() as d:
     t0 = time.perf_counter()
     claims = reproduce(d, "quick", force=True, progress=False, jobs=jobs)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import torch
 
-from entropic_bound.reproduce import EXPERIMENTS, default_jobs, reproduce
+from entropic_bound.reproduce import default_jobs, reproduce
+from entropic_bound.experiment import shelf
 from entropic_bound.policy import cpu_threads, engine_threads, set_engine_threads, tune_allocator
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -34,7 +35,7 @@ def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
     t0 = time.perf_counter()
     claims = reproduce(out, preset, range(seeds), device, force=True, progress=False, jobs=jobs)
     total = time.perf_counter() - t0
-    per = {name: json.loads((out / ".records" / f"{name}.json").read_text())["seconds"] for name in EXPERIMENTS}
+    per = {name: json.loads((out / ".records" / f"{name}.json").read_text())["seconds"] for name in shelf("paper")}      # the tables reproduce runs
     return per, total, claims
 
 
@@ -62,7 +63,7 @@ def main():
     p.add_argument("--out", default=None, help="keep the outputs here (default: a temporary directory)")
     a = p.parse_args()
     tune_allocator()                                   # as the command line does
-    jobs = default_jobs(list(EXPERIMENTS), a.device) if a.jobs is None else a.jobs
+    jobs = default_jobs(shelf("paper"), a.device) if a.jobs is None else a.jobs
     print(f"torch {torch.__version__}, device {a.device}" + (f" ({torch.cuda.get_device_name()})" if a.device == "cuda" else "")
           + f", {engine_threads()} cores, --jobs {jobs}")
     with tempfile.TemporaryDirectory() as tmp:

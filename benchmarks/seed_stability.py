@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _commit import head_commit
 from entropic_bound.cli import reference_verdicts
-from entropic_bound.experiment import EXPERIMENTS
+from entropic_bound.experiment import shelf
 from entropic_bound.policy import tune_allocator
 from entropic_bound.reproduce import default_jobs, reproduce
 
@@ -37,7 +37,7 @@ def main():
     a = p.parse_args()
     seeds = seed_range(a.seeds)
     tune_allocator()
-    jobs = default_jobs(list(EXPERIMENTS)) if a.jobs is None else a.jobs
+    jobs = default_jobs(shelf("paper")) if a.jobs is None else a.jobs
     with tempfile.TemporaryDirectory() as tmp:
         claims = reproduce(Path(tmp), "quick", seeds, "cpu", force=True, progress=False, jobs=jobs)
     ref, ref_margin = reference_verdicts(), reference_verdicts("margin")
