@@ -109,3 +109,17 @@ def fake_experiments(tmp_path, monkeypatch):
     for name in ("fake1", "fake2"):
         monkeypatch.setitem(rp.EXPERIMENTS, name, f"fake_experiments:{name}")
     return module
+
+
+@pytest.fixture(scope="session")
+def kept_runs():
+    """Output folders of runs a test made, by a name for the run: a later test of the same run (same model, text, settings and
+    code) starts from a copy of their `.records` (`reuse_run`), so the runner summarises the units kept there instead of measuring
+    them again. The first test to make a run measures it; a test that runs alone measures it too."""
+    return {}
+
+
+def reuse_run(kept: dict, name: str, out):
+    "Before a run into `out`: copy the records of the kept run `name`, if a test made it (after the run, the test sets `kept[name] = out`)."
+    import shutil
+    if name in kept: shutil.copytree(Path(kept[name]) / ".records", Path(out) / ".records")

@@ -301,13 +301,19 @@ def next_token_logprobs(model, batch, chunk: int = 8) -> torch.Tensor:
             out.append(torch.log_softmax(logits[:, :-1].float(), -1).cpu())
     return torch.cat(out)
 
-def _next_token_sums(P0, P1, ids, mask) -> np.ndarray:
-    "Sums over the positions with a real next token: KL(P0 || P1), the two negative log-likelihoods, agreements of the most likely token, and the count."
-    m, p0, p1 = (mask[:, 1:] * mask[:, :-1]).bool(), P0.double(), P1.double()
-    kl = (p0.exp() * (p0 - p1)).sum(-1)[m].sum()
+def _reference_side(P0) -> tuple:
+    "The original's side of `_next_token_sums`: its log-probabilities in double, their exponentials and its most likely tokens."
+    p0 = P0.double()
+    return p0, p0.exp(), P0.argmax(-1)
+
+def _next_token_sums(P0, P1, ids, mask, ref: tuple | None = None) -> np.ndarray:
+    """Sums over the positions with a real next token: KL(P0 || P1), the two negative log-likelihoods, agreements of the most likely
+    token, and the count. `ref`: `_reference_side(P0)`, kept by a caller that compares many P1 with one P0 (the same arithmetic)."""
+    m, (p0, e0, top0), p1 = (mask[:, 1:] * mask[:, :-1]).bool(), _reference_side(P0) if ref is None else ref, P1.double()
+    kl = (e0 * (p0 - p1)).sum(-1)[m].sum()
     nxt = ids[:, 1:, None]
     nll0, nll1 = -p0.gather(-1, nxt)[..., 0][m].sum(), -p1.gather(-1, nxt)[..., 0][m].sum()
-    return np.array([float(kl), float(nll0), float(nll1), float((P0.argmax(-1) == P1.argmax(-1))[m].sum()), float(m.sum())])
+    return np.array([float(kl), float(nll0), float(nll1), float((top0 == P1.argmax(-1))[m].sum()), float(m.sum())])
 
 def _next_token_result(sums) -> dict:
     kl, nll0, nll1, top1, n = sums
@@ -425,6 +431,8 @@ def _replay(block, outputs: list) -> None:
 
 
 # %% ../nbs/11_compress.ipynb #7d2a67bf
+_REFERENCE_KEPT_BYTES = 1 << 30    # a decoder's meter keeps the original's side in double (16 bytes a number) up to this size, else redoes it per copy
+
 def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
     """A function net -> fidelity dict of a compressed copy of the adapter's model against the original on the held-out lines `held`:
     `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`);
@@ -440,9 +448,11 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
     batch, chunk = encode_text(adapter, held, seq_len), 4
     batch = batch.head(batch.ids.shape[0] if limit is None else limit)
     ref = next_token_logprobs(adapter.model, batch, chunk)
+    starts = range(0, batch.ids.shape[0], chunk)
+    kept = [_reference_side(ref[i:i + chunk]) if 16 * ref.numel() <= _REFERENCE_KEPT_BYTES else None for i in starts]   # the original's side once
     def measure(net):                                                   # chunk by chunk: one vocabulary-sized tensor of the copy at a time
         sums = sum(_next_token_sums(ref[i:i + chunk], next_token_logprobs(net, batch.head(i + chunk).tail(i), chunk), batch.ids[i:i + chunk],
-                                    batch.mask[i:i + chunk]) for i in range(0, batch.ids.shape[0], chunk))
+                                    batch.mask[i:i + chunk], side) for i, side in zip(starts, kept))
         return _next_token_result(sums)
     measure.positions = int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum())
     return measure

@@ -56,9 +56,11 @@ SUBJECT = "native_loss"                       # the rule the claims grade, again
 # Every fold is measured on both evaluation texts: the 'quick' preset grades an encoder on 64 sentences of each and measures ASVD's
 # sensitivity on 32 of the fit half (the 'paper' preset reads every sentence). A decoder costs a forward pass of the whole model per
 # fold and text: the 'decoder' preset reads 2 packed sequences of the fit half for the calibration and the loss signals, 1 for ASVD's
-# sensitivity at 3 grid ranks, and 2 of each evaluation text.
+# sensitivity at 3 grid ranks, and 2 of each evaluation text. The 'smoke' preset, a check of the plumbing, reads 32 sentences (sequences)
+# of the fit half and of each evaluation text.
 TABLE6_PRESETS = {"quick": dict(eval_limit=64, grid_limit=32), "paper": dict(),
-                  "smoke": dict(budgets=(0.5,), orders=("whitened",), allocations=("native", "static", "uniform", SUBJECT, "shuffled"), eval_limit=64),
+                  "smoke": dict(budgets=(0.5,), orders=("whitened",), allocations=("native", "static", "uniform", SUBJECT, "shuffled"),
+                                fit_limit=32, eval_limit=32),
                   "decoder": dict(orders=("whitened",), fit_limit=2, eval_limit=2, grid=(0.0, 0.25, 0.5), grid_limit=1)}
 
 # %% ../nbs/36_table6.ipynb #c786a046

@@ -14,6 +14,7 @@ transformers = pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from entropic_bound import checkpoints, cli, compress  # noqa: E402
+from conftest import reuse_run  # noqa: E402
 
 RELOAD = """
 import json, sys, transformers
@@ -32,10 +33,12 @@ def _reload(folder, kind):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def test_slice_route_exports_fewer_parameters(tmp_path, capsys):
+def test_slice_route_exports_fewer_parameters(tmp_path, capsys, kept_runs):
     out = tmp_path / "c"
+    reuse_run(kept_runs, "minilm smoke, 2 splits", out)
     rc = cli.main(["compress", "--out", str(out), "--budget", "0.5", "--splits", "2", "--preset", "smoke", "--route", "slice", "--no-progress"])
     assert rc == 0, capsys.readouterr().err
+    kept_runs["minilm smoke, 2 splits"] = out
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     assert manifest["route"] == "slice" and (out / "model" / "modeling_sliced_bert.py").is_file()
     got = _reload(out / "model", "encoder")
@@ -63,12 +66,19 @@ def _llama_folder(tmp_path):
     return folder
 
 
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    "One random Llama for both key-cache routes (the second reuses the first's Table 6)."
+    return _llama_folder(tmp_path_factory.mktemp("routes"))
+
+
 @pytest.mark.parametrize("route", ["latent", "cache"])
-def test_key_cache_routes_export_a_smaller_cache(tmp_path, capsys, route):
-    folder = _llama_folder(tmp_path)
+def test_key_cache_routes_export_a_smaller_cache(tmp_path, capsys, llama, kept_runs, route):
     out = tmp_path / route
-    rc = cli.main(["compress", "--model", str(folder), "--out", str(out), "--budget", "0.5", "--splits", "2", "--route", route, "--no-progress"])
+    reuse_run(kept_runs, f"llama {llama}", out)
+    rc = cli.main(["compress", "--model", str(llama), "--out", str(out), "--budget", "0.5", "--splits", "2", "--route", route, "--no-progress"])
     assert rc == 0, capsys.readouterr().err
+    kept_runs[f"llama {llama}"] = out
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     sav = manifest["savings"]
     assert manifest["route"] == route and sav["keys"] == 4 * manifest["total_directions"] < sav["keys_full"]   # float32: 4 bytes a number
