@@ -56,13 +56,14 @@ def pick_curve_heads(rows: list[dict], n: int = 4) -> list[tuple]:
     return picked[:n]
 
 def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_out: float | None = None, seed: int = 0,
-                fraction: float = 0.9, n_curves: int = 4, progress: bool = False) -> HeadsReport:
-    "Static and attention-native ranks of every head on `batch` (held-out split by `seed`), error curves, per-layer matrix table."
+                fraction: float = 0.9, n_curves: int = 4, progress: bool = False, inputs: list | None = None) -> HeadsReport:
+    """Static and attention-native ranks of every head on `batch` (held-out split by `seed`), error curves, per-layer matrix table;
+    `inputs`: the layers' attention inputs on `batch` when a caller already has them (`attention_inputs(adapter, batch)`)."""
     tol = check_tol(tol); tol_out = tol if tol_out is None else check_tol(tol_out, "tol-out")
     fit, held = split_sequences(batch.ids.shape[0], seed)
     T = batch.ids.shape[1]
     bar = progress_bar(total=2 * adapter.n_layers + 2, desc="audit", unit="step", show=progress)    # inputs, heads per layer, curves, matrices per layer
-    X = attention_inputs(adapter, batch); bar.set_postfix_str("attention inputs"); bar.update()
+    X = attention_inputs(adapter, batch) if inputs is None else inputs; bar.set_postfix_str("attention inputs"); bar.update()
     rows, curves = [], {}
     quant = [adapter.quant_steps(l) for l in range(adapter.n_layers)]
     device = next(adapter.model.parameters()).device                   # the head mathematics runs where the model is

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
+from .experiment import atomic_write
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
 from .compress import (ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
                                      fold, primary_loss, split_lines)
@@ -345,6 +346,14 @@ def _same_checkpoint(a, b) -> bool:
     (x, y) = resolve_model(a), resolve_model(b)
     return (x.path, x.gguf_file) == (y.path, y.gguf_file)
 
+def _check_export_choice(budget, allocation: str, order: str, splits, route: str):
+    "The export's choices of `run_compress`, or InputError naming the one that is wrong (before anything loads)."
+    if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
+    if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
+    if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
+    if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
+    if route not in {r for rs in EXPORT_ROUTES.values() for r in rs}: raise InputError("route", f"must be fold, slice, latent or cache; got {route!r}")
+
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
                  log=print, force: bool = False, route: str = "fold", preset: str | None = None) -> ExperimentResult:
@@ -355,12 +364,7 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     `manifest.json`. `route`: what the export is — 'fold' (the same architecture, zeros where the cut is), 'slice' (encoders: the
     query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`).
     `preset`: of `TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder: a forward pass of a decoder costs more)."""
-    from entropic_bound.experiment import atomic_write
-    if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
-    if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
-    if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
-    if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
-    if route not in {r for rs in EXPORT_ROUTES.values() for r in rs}: raise InputError("route", f"must be fold, slice, latent or cache; got {route!r}")
+    _check_export_choice(budget, allocation, order, splits, route)
     out = Path(out)
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
