@@ -16,7 +16,7 @@ from conftest import reuse_run  # noqa: E402
 
 def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys, kept_runs):
     out = tmp_path / "c"
-    reuse_run(kept_runs, "minilm smoke, 2 splits", out)                  # the smoke preset's budgets are 0.5: the run of tests/test_routes.py
+    reuse_run(kept_runs, "minilm smoke, 2 splits", out)                  # the same Table 6 as tests/test_routes.py's slice export (smoke budgets: 0.5)
     rc = cli.main(["compress", "--out", str(out), "--preset", "smoke", "--splits", "2", "--budget", "0.25", "--allocation", "static",
                    "--budgets", "0.5", "--no-progress"])
     assert rc == 0, capsys.readouterr().err
