@@ -113,13 +113,14 @@ def fake_experiments(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def kept_runs():
-    """Output folders of runs a test made, by a name for the run: a later test of the same run (same model, text, settings and
+    """Output folders of runs the tests made, by a name for the run: a later test of the same run (same model, text, settings and
     code) starts from a copy of their `.records` (`reuse_run`), so the runner summarises the units kept there instead of measuring
     them again. The first test to make a run measures it; a test that runs alone measures it too."""
     return {}
 
 
 def reuse_run(kept: dict, name: str, out):
-    "Before a run into `out`: copy the records of the kept run `name`, if a test made it (after the run, the test sets `kept[name] = out`)."
+    "Before a run named `name` into `out`: copy the records a test's earlier run of it kept, if any; `out` is then the one kept."
     import shutil
-    if name in kept: shutil.copytree(Path(kept[name]) / ".records", Path(out) / ".records")
+    if name in kept and (Path(kept[name]) / ".records").is_dir(): shutil.copytree(Path(kept[name]) / ".records", Path(out) / ".records")
+    kept[name] = out

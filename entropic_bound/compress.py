@@ -306,10 +306,10 @@ def _reference_side(P0) -> tuple:
     p0 = P0.double()
     return p0, p0.exp(), P0.argmax(-1)
 
-def _next_token_sums(P0, P1, ids, mask, ref: tuple | None = None) -> np.ndarray:
+def _next_token_sums(P0, P1, ids, mask, side: tuple | None = None) -> np.ndarray:
     """Sums over the positions with a real next token: KL(P0 || P1), the two negative log-likelihoods, agreements of the most likely
-    token, and the count. `ref`: `_reference_side(P0)`, kept by a caller that compares many P1 with one P0 (the same arithmetic)."""
-    m, (p0, e0, top0), p1 = (mask[:, 1:] * mask[:, :-1]).bool(), _reference_side(P0) if ref is None else ref, P1.double()
+    token, and the count. `side`: `_reference_side(P0)`, kept by a caller that compares many P1 with one P0 (the same arithmetic)."""
+    m, (p0, e0, top0), p1 = (mask[:, 1:] * mask[:, :-1]).bool(), _reference_side(P0) if side is None else side, P1.double()
     kl = (e0 * (p0 - p1)).sum(-1)[m].sum()
     nxt = ids[:, 1:, None]
     nll0, nll1 = -p0.gather(-1, nxt)[..., 0][m].sum(), -p1.gather(-1, nxt)[..., 0][m].sum()
@@ -449,7 +449,8 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
     batch = batch.head(batch.ids.shape[0] if limit is None else limit)
     ref = next_token_logprobs(adapter.model, batch, chunk)
     starts = range(0, batch.ids.shape[0], chunk)
-    kept = [_reference_side(ref[i:i + chunk]) if 16 * ref.numel() <= _REFERENCE_KEPT_BYTES else None for i in starts]   # the original's side once
+    keep = 16 * ref.numel() <= _REFERENCE_KEPT_BYTES                   # the original's side once, where it fits
+    kept = [_reference_side(ref[i:i + chunk]) if keep else None for i in starts]
     def measure(net):                                                   # chunk by chunk: one vocabulary-sized tensor of the copy at a time
         sums = sum(_next_token_sums(ref[i:i + chunk], next_token_logprobs(net, batch.head(i + chunk).tail(i), chunk), batch.ids[i:i + chunk],
                                     batch.mask[i:i + chunk], side) for i, side in zip(starts, kept))

@@ -38,7 +38,6 @@ def test_slice_route_exports_fewer_parameters(tmp_path, capsys, kept_runs):
     reuse_run(kept_runs, "minilm smoke, 2 splits", out)
     rc = cli.main(["compress", "--out", str(out), "--budget", "0.5", "--splits", "2", "--preset", "smoke", "--route", "slice", "--no-progress"])
     assert rc == 0, capsys.readouterr().err
-    kept_runs["minilm smoke, 2 splits"] = out
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     assert manifest["route"] == "slice" and (out / "model" / "modeling_sliced_bert.py").is_file()
     got = _reload(out / "model", "encoder")
@@ -78,7 +77,6 @@ def test_key_cache_routes_export_a_smaller_cache(tmp_path, capsys, llama, kept_r
     reuse_run(kept_runs, f"llama {llama}", out)
     rc = cli.main(["compress", "--model", str(llama), "--out", str(out), "--budget", "0.5", "--splits", "2", "--route", route, "--no-progress"])
     assert rc == 0, capsys.readouterr().err
-    kept_runs[f"llama {llama}"] = out
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     sav = manifest["savings"]
     assert manifest["route"] == route and sav["keys"] == 4 * manifest["total_directions"] < sav["keys_full"]   # float32: 4 bytes a number
