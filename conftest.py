@@ -10,6 +10,7 @@
   ``pytest -m "not slow"`` leaves them out for a quick local check.
 """
 import configparser
+import os
 import re
 from pathlib import Path
 
@@ -22,6 +23,26 @@ TST_FLAGS = set(_cfg["DEFAULT"].get("tst_flags", "").split())
 SLOW_NOTEBOOKS = {"09_real_heads", "09b_decoders", "11_compress", "24_checkpoints", "31_table1", "32_table2", "33_table3", "34_table4", "35_table5",
                   "36_table6", "36b_table6_decoder", "37_audit_run", "11b_sliced", "11c_key_cache", "11d_key_cache_runtime", "91_cluster"}
 _DIRECTIVE = re.compile(r"^\s*#\s*\|\s*([\w-]+)\s*$")
+
+
+MAX_WORKERS = 8   # `-n auto`'s ceiling: every worker starts notebook kernels and loads models of its own
+
+
+def pytest_xdist_auto_num_workers(config):
+    "`-n auto` (pytest.ini): one worker per core this process may use (its affinity mask, capped by a container's CPU quota, as the engine counts them), at most `MAX_WORKERS`."
+    from entropic_bound.policy import engine_threads
+    return max(1, min(engine_threads(), MAX_WORKERS))
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (`-n N`), each worker process takes its own share of this process's cores (its affinity mask):
+    the notebook kernels it starts and the engine's threads inherit it, so N workers never run more threads than there
+    are cores (two workers on a 2-core machine: one core each, instead of two threads each on the same two cores)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker or not count or not hasattr(os, "sched_setaffinity"): return
+    cores, n, i = sorted(os.sched_getaffinity(0)), int(count), int(worker.removeprefix("gw"))
+    if len(cores) < n: return                                   # fewer cores than workers: leave the scheduler to share them
+    os.sched_setaffinity(0, cores[i::n])
 
 
 def pytest_addoption(parser):
