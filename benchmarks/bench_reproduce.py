@@ -42,14 +42,16 @@ def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
 TIMINGS = Path(__file__).parent / "timings.json"
 
 
-def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims) -> None:
-    "Append this run to benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from."
+def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims, device: str = "cpu") -> None:
+    "Append this run to benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from (a GPU run names its device)."
     log = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else dict(about="Runs of benchmarks/bench_reproduce.py, oldest first.", runs=[])
-    log["runs"].append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(),
-                            machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", preset=preset, seeds=seeds, jobs=jobs,
-                            total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
-                            claims_hold=None if claims is None else sum(c["verdict"] == "holds" for c in claims),
-                            claims=None if claims is None else len(claims), source="written by bench_reproduce.py"))
+    run = dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(),
+               machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", preset=preset, seeds=seeds, jobs=jobs,
+               total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
+               claims_hold=None if claims is None else sum(c["verdict"] == "holds" for c in claims),
+               claims=None if claims is None else len(claims), source="written by bench_reproduce.py")
+    if device != "cpu": run.update(device=f"{device} ({torch.cuda.get_device_name()})", source=f"written by bench_reproduce.py --device {device} (benchmarks/gpu_check.sh)")
+    log["runs"].append(run)
     TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
 
 
@@ -77,14 +79,15 @@ def main():
         verdicts = [c["verdict"] for c in claims]
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{verdicts.count('holds')}/{len(claims)} claims hold")
-        record(a.preset, a.seeds, jobs, total, per, claims)
-        if a.preset == "paper" and a.seeds == 5:
-            stored = Path(__file__).parent / "paper_claims.json"
+        record(a.preset, a.seeds, jobs, total, per, claims, a.device)
+        if a.preset == "paper" and a.seeds == 5:                    # the CPU's records are the stored ones; a GPU's go beside its logs
+            stored = Path(__file__).parent / ("paper_claims.json" if a.device == "cpu" else "gpu_check/paper_claims_cuda.json")
+            stored.parent.mkdir(exist_ok=True)
             stored.write_text(json.dumps(dict(preset="paper", seeds=list(range(a.seeds)), claims=claims), indent=1) + "\n")
             print(f"  claim records written to {stored.relative_to(Path.cwd()) if stored.is_relative_to(Path.cwd()) else stored}")
         if not a.no_quick:
             qper, qtotal, qclaims = timed(out / "quick", "quick", 3, a.device, jobs)
-            record("quick", 3, jobs, qtotal, qper, qclaims)
+            record("quick", 3, jobs, qtotal, qper, qclaims, a.device)
             print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= 45 s: {'met' if qtotal <= 45 else 'NOT met'}); "
                   + ", ".join(f"{n} {s:.1f} s" for n, s in qper.items()))
     # the engine against the per-model loop: on the GPU, or on the CPU with one thread and with the engine's threads

@@ -1,7 +1,8 @@
 """Write benchmarks/figures.json, the one source of every figure the prose quotes, and put those figures into the marked
 spans of the front page (nbs/index.ipynb, hence README.md) and benchmarks/README.md.
 
-Sources, each written by a script: the latest run per preset in benchmarks/timings.json (benchmarks/bench_reproduce.py),
+Sources, each written by a script: the latest CPU run per preset in benchmarks/timings.json (benchmarks/bench_reproduce.py),
+the latest GPU run there with benchmarks/gpu_check/ (benchmarks/gpu_check.sh's logs and the GPU's paper-preset claim records),
 the stored paper-preset claim records, benchmarks/paper_claims.json (the same script), what compression delivers,
 benchmarks/payoff.json (bench_payoff.py), Table 6 of both shipped models, benchmarks/table6.json (bench_table6.py), and the
 quick preset's verdicts on seeds the reference never saw, benchmarks/seed_claims.json (seed_stability.py). A span in the prose reads
@@ -21,11 +22,31 @@ PROSE = [ROOT / "nbs" / "index.ipynb", BENCH / "README.md", ROOT / "README.md"]
 SPAN = re.compile(r"<!-- fig:([a-z0-9_]+) -->(.*?)<!-- /fig -->")
 
 
-def latest(runs: list, preset: str) -> dict:
-    "The last recorded run of `preset`."
-    found = [r for r in runs if r["preset"] == preset]
-    if not found: sys.exit(f"make_figures: benchmarks/timings.json has no run of the {preset} preset: run benchmarks/bench_reproduce.py")
-    return found[-1]
+def latest(runs: list, preset: str, device: str = "cpu") -> dict | None:
+    "The last recorded run of `preset` on `device` ('cpu': the runs that name no device; 'cuda': a GPU's); None where there is no GPU run."
+    found = [r for r in runs if r["preset"] == preset and r.get("device", "cpu").split()[0] == device]
+    if not found and device == "cpu": sys.exit(f"make_figures: benchmarks/timings.json has no run of the {preset} preset: run benchmarks/bench_reproduce.py")
+    return found[-1] if found else None
+
+
+GPU_LOGS = BENCH / "gpu_check"
+
+
+def gpu_figures(runs: list, cpu_claims: list) -> dict:
+    "The GPU check (gpu_check.sh): its device, the tests' summary line, the paper and quick presets' times, the engine ratio (from the logs the script wrote) and whether the GPU's paper-preset verdicts are the CPU's, claim by claim."
+    paper, quick = latest(runs, "paper", "cuda"), latest(runs, "quick", "cuda")
+    if paper is None: return {"gpu_check": "not yet recorded (`--device cuda` has not yet run on a GPU)", "gpu_run": "—", "gpu_engine": "not yet measured"}
+    tests = (GPU_LOGS / "test_cuda.txt").read_text().strip().splitlines()[-1]
+    engine = re.search(r"loop ([\d.]+) s, batched ([\d.]+) s, ratio ([\d.]+)x", (GPU_LOGS / "bench_reproduce.txt").read_text())
+    gpu = {c["id"]: c["verdict"] for c in json.loads((GPU_LOGS / "paper_claims_cuda.json").read_text())["claims"]}
+    same = sum(gpu.get(c["id"]) == c["verdict"] for c in cpu_claims)
+    tables = ", ".join(f"{n} {t:.1f} s" for n, t in paper["tables_s"].items())
+    text = (f"{paper['device']}, torch {paper['machine'].split('torch ')[-1]}: `tests/test_cuda.py` {tests}; paper preset {paper['total_s']:.1f} s "
+            f"({tables}; target <= 60 s: {'met' if paper['total_s'] <= 60 else 'not met'}), {paper['claims_hold']} of {paper['claims']} claims hold, "
+            f"{same} of {len(cpu_claims)} verdicts equal to the CPU's stored paper-preset run; quick preset {quick['total_s']:.1f} s"
+            + (f"; engine, 40 §4 models on the GPU both ways: loop {engine[1]} s, batched {engine[2]} s, {engine[3]}x" if engine else ""))
+    return {"gpu_check": text, "gpu_run": f"{paper['date']}, commit {paper['commit'] or 'not recorded'}, --jobs {paper['jobs']}",
+            "gpu_engine": f"{engine[3]}x (loop {engine[1]} s, batched {engine[2]} s)" if engine else "not recorded"}
 
 
 def figures() -> dict:
@@ -40,7 +61,9 @@ def figures() -> dict:
               "paper_claims": f"{sum(c['verdict'] == 'holds' for c in claims)} of {len(claims)}",
               "paper_empirical": f"{sum(c['verdict'] == 'holds' for c in empirical)} of {len(empirical)}"}
     sources = {"paper_time": paper["source"], "quick_time": quick["source"],
-               "paper_claims": "benchmarks/paper_claims.json (bench_reproduce.py, paper preset, 5 seeds)"}
+               "paper_claims": "benchmarks/paper_claims.json (bench_reproduce.py, paper preset, 5 seeds)",
+               "gpu_check": "benchmarks/timings.json (runs naming a device) and benchmarks/gpu_check/ (gpu_check.sh's logs and claim records)"}
+    quoted.update(gpu_figures(runs, claims))
     payoff = BENCH / "payoff.json"
     if payoff.exists():
         quoted.update(payoff_figures(json.loads(payoff.read_text())))
