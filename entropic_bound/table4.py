@@ -26,13 +26,14 @@ class Table4Settings:
     noise_stds: tuple = (0.05, 0.5)          # the first is the paper's σ, the one the claims use
     ns_known: tuple = (1, 2, 5, 10, 20)      # sample sizes with V known
     ns_unknown: tuple = (80, 100, 250, 1000) # sample sizes with V unknown (identifiable from d(d+1)/2); the largest is "at scale", where the claim is made
+    kernel_scale: float = 1.0                # the kernel scale of every teacher, linear-QK and softmax alike (the linear teacher's default), so the controls change only the attention
 
     def __post_init__(self):
         for f in ("r_stars", "ns_known", "ns_unknown"): object.__setattr__(self, f, tuple(int(v) for v in getattr(self, f)))
         object.__setattr__(self, "noise_stds", tuple(float(v) for v in self.noise_stds))
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        noise_stds=(lambda v: len(v) > 0 and all(x >= 0 for x in v), "noise levels >= 0"),
-                       ns_known=(lambda v: len(v) > 0 and min(v) >= 1, "sample sizes >= 1"),
+                       ns_known=(lambda v: len(v) > 0 and min(v) >= 1, "sample sizes >= 1"), kernel_scale=(lambda v: v > 0, "> 0"),
                        ns_unknown=(lambda v: len(v) > 0 and min(v) >= min_qk_samples(self.T, self.d, self.d, False), "sample sizes at or above the lifted regression's limit"))
 
 TABLE4_PRESETS = {"quick": dict(), "paper": dict(ns_known=(1, 2, 5, 10, 20, 50), ns_unknown=(80, 90, 100, 150, 250, 500, 1000)),
@@ -70,8 +71,11 @@ class Table4Seed:
 
 def _teacher(s: Table4Settings, kind: str, sigma: float, r_star: int, seed: int):
     "The `kind` ('linear' or 'softmax') teacher task of (σ, r*, seed), drawn once at the largest n of both sweeps."
-    n = max(max(s.ns_known), max(s.ns_unknown))
-    return attention_task(n, T=s.T, d=s.d, r_star=r_star, kind=kind, noise_std=sigma, seed=seed)
+    return attention_task(max(max(s.ns_known), max(s.ns_unknown)), r_star=r_star, seed=seed, **_teacher_args(s, kind, sigma))
+
+def _teacher_args(s: Table4Settings, kind: str, sigma: float) -> dict:
+    "What a teacher of `kind` and noise σ is drawn with besides its rank and seed (the claims compare these field by field with their controls')."
+    return dict(T=s.T, d=s.d, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale)
 
 def _rank_curve(task, r_star: int, ns_known, ns_unknown) -> RankCurve:
     "Data-only ranks of `task` on its first n samples: V known at every n of `ns_known`, V unknown at every n of `ns_unknown`."
@@ -121,19 +125,24 @@ def _frontier(s: Table4Settings, units: dict) -> dict:
     return out
 
 def _claims(s: Table4Settings, units: dict) -> list:
-    "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control at the same n."
+    "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control: the same kernels, scale, sizes, σ and estimator (checked field by field)."
     sigma0, n_max, seeds = s.noise_stds[0], max(s.ns_unknown), len(units)
     known = {t: _recovery_per_seed(units, t, "known", sigma0, s.ns_known, s.r_stars) for t in ("linear", "control")}
     unknown = {t: _recovery_per_seed(units, t, "unknown", sigma0, (n_max,), s.r_stars) for t in ("linear", "control")}
+    arm = lambda kind, ns, value_map: dict(**_teacher_args(s, kind, sigma0), ns=list(ns), r_stars=list(s.r_stars), task_draws=list(units),
+                                           value_map=value_map, estimator="predict_qk_rank")
+    pair = lambda ns, value_map: dict(protocol=(arm("linear", ns, value_map), arm("softmax", ns, value_map)), changes="kind")
     return [
         claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(s.r_stars)}, "
                          f"σ = {sigma0}, every n in {tuple(s.ns_known)})", known["linear"], 1.0, ">=", paper="r* exactly recoverable",
-                         control=("the same estimator, sizes and σ on softmax-attention teachers (its linear-QK model is false there)", known["control"]),
-                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.ns_known) * len(s.r_stars)))),
+                         control=(f"the same estimator, kernels, sizes, σ and kernel scale ({s.kernel_scale:g}) on softmax-attention teachers "
+                                  "(its linear-QK model is false there)", known["control"]),
+                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.ns_known) * len(s.r_stars))),
+                         **pair(s.ns_known, "known")),
         claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at scale, n = {n_max} "
                          f"(σ = {sigma0})", unknown["linear"], 1.0, ">=", paper="exactly recoverable without the value map at scale",
-                         control=(f"the same estimator on softmax-attention teachers at the same n = {n_max}", unknown["control"]),
-                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.r_stars)))),
+                         control=(f"the same estimator and kernels on softmax-attention teachers at the same n = {n_max} and kernel scale ({s.kernel_scale:g})", unknown["control"]),
+                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.r_stars))), **pair((n_max,), "unknown")),
     ]
 
 def _identifiability_limits(s: Table4Settings) -> dict:

@@ -32,7 +32,7 @@ class Table5Settings:
     d: int = 12
     r_stars: tuple = (1, 2, 3, 4)
     noise_std: float = 0.05
-    kernel_scale: float | None = None      # None: the teacher's default (3 for softmax, 1 for linear)
+    kernel_scale: float = 3.0              # the kernel scale of every teacher, softmax and linear-QK alike (the softmax teacher's default), so the controls change only the attention
     noise_sweep: tuple = (0.05, 0.2, 0.5, 1.0)   # σ at n samples
     n_sweep: tuple = (100, 300, 1000)            # n at the paper's σ
     draws: int = 8                         # noise redraws of the observation-noise edge (the named variant)
@@ -50,7 +50,7 @@ class Table5Settings:
             object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        n=(lambda v: v >= 2, ">= 2"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
-                       noise_std=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
+                       noise_std=(lambda v: v > 0, "> 0"), kernel_scale=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
                        n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"),
                        frontier_T=(lambda v: len(v) > 0 and all(x >= 2 for x in v), "sequence lengths >= 2"),
                        frontier_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
@@ -123,7 +123,11 @@ def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
 
 def _teacher(s: Table5Settings, kind: str, r_star: int, seed: int, sigma: float, n: int):
     "The `kind` ('softmax' or 'linear') teacher task of (r*, seed) with noise σ and `n` samples."
-    return attention_task(n, T=s.T, d=s.d, r_star=r_star, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale, seed=seed)
+    return attention_task(n, r_star=r_star, seed=seed, **_teacher_args(s, kind, sigma))
+
+def _teacher_args(s: Table5Settings, kind: str, sigma: float) -> dict:
+    "What a teacher of `kind` and noise σ is drawn with besides its rank, seed and size (the claims compare these field by field with their controls')."
+    return dict(T=s.T, d=s.d, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale)
 
 def _task_routes(task, n: int, n_scale: int | None = None) -> dict:
     "`data_only_routes` on the samples of `task`."
@@ -380,12 +384,15 @@ def _attribution(s: Table5Settings, units: dict) -> dict:
             for v, route in (("V known", QK_KNOWN_V_AT_SCALE), ("V unknown", BLIND_AT_SCALE))}
 
 def _claims(s: Table5Settings, units: dict) -> list:
-    "The `t5.*` claims, per seed, each with its control (linear-QK teachers)."
+    "The `t5.*` claims, per seed, each with its control: the same routes, sizes, σ, kernel scale and task draws on linear-QK teachers (checked field by field for the claims on the main tasks)."
     per_seed = _per_seed(s, units)
     tasks = len(per_seed) * len(s.r_stars)                                    # the items every fraction of tasks is over
     best = {kind: [max(_exact_fraction(ts, kind, route) for route in KNOWN_V_ROUTES) for ts in per_seed] for kind in ("softmax", "linear")}
     at_scale = {(kind, route): [_exact_fraction(ts, kind, route) for ts in per_seed] for kind in ("softmax", "linear") for route in (BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE)}
-    share = {"softmax": [_noise_share(ts, "softmax", LOG_INVERSION) for ts in per_seed], "linear": [_noise_share(ts, "linear", QK_KNOWN_V) for ts in per_seed]}
+    share = {kind: [_noise_share(ts, kind, LOG_INVERSION) for ts in per_seed] for kind in ("softmax", "linear")}
+    arm = lambda kind, routes, n, measure: dict(**_teacher_args(s, kind, s.noise_std), routes=list(routes), n=n, r_stars=list(s.r_stars),
+                                                task_draws=list(units), measure=measure)
+    pair = lambda routes, n, measure: dict(protocol=(arm("softmax", routes, n, measure), arm("linear", routes, n, measure)), changes="kind")
     wrong_model = float(np.mean(at_scale[("softmax", QK_KNOWN_V_AT_SCALE)])) <= 0.5      # V known fails too: the loss needs no identifiability failure
     attribution = (f"the paper attributes this loss to kernel-value identifiability; with V known the linear-QK estimator at the same n = {s.n_scale} "
                    "loses r* as well (t5.softmax_wrong_model), so what is measured here is the linear-QK model being wrong for softmax") if wrong_model else None
@@ -395,23 +402,26 @@ def _claims(s: Table5Settings, units: dict) -> list:
                          "(linear-QK, linearised, log inversion; σ estimated) recovers r* in more than half the tasks (best route's fraction)",
                          best["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)",
                          differs="the paper's 'destroys' is graded as: the best data-only route recovers r* in at most half the tasks",
-                         control=("the same best fraction on linear-QK teachers", best["linear"]), removes="softmax (linear-QK teachers)", resolution=resolution),
+                         control=(f"the same best fraction on linear-QK teachers of the same kernels and kernel scale ({s.kernel_scale:g})", best["linear"]),
+                         removes="softmax (linear-QK teachers)", resolution=resolution, **pair(KNOWN_V_ROUTES, s.n, "best route's fraction of tasks with rank r*")),
         claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
                          "half the tasks", at_scale[("softmax", BLIND_AT_SCALE)], 0.5, "<=",
                          paper="only partial pre-training recovery (kernel-value identifiability)", differs=attribution,
-                         control=(f"the same fraction on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", BLIND_AT_SCALE)]), removes="softmax (linear-QK teachers)", resolution=resolution),
+                         control=(f"the same fraction on linear-QK teachers of the same kernels and scale at n = {s.n_scale}", at_scale[("linear", BLIND_AT_SCALE)]),
+                         removes="softmax (linear-QK teachers)", resolution=resolution, **pair((BLIND_AT_SCALE,), s.n_scale, "fraction of tasks with rank r*")),
         claim_over_seeds("t5.softmax_wrong_model", "§6", f"softmax, V known: at n = {s.n_scale} the linear-QK estimator's rank equals r* in at most half the tasks "
                          "— knowing the value map does not restore recovery, so the V-unknown loss needs no identifiability failure",
                          at_scale[("softmax", QK_KNOWN_V_AT_SCALE)], 0.5, "<=", paper="only partial pre-training recovery (kernel-value identifiability)",
                          differs="the paper names kernel-value identifiability as a cause; this claim tests the other candidate, a linear-QK model that is wrong for softmax, by handing the estimator V",
-                         control=(f"the same estimator on linear-QK teachers at n = {s.n_scale}", at_scale[("linear", QK_KNOWN_V_AT_SCALE)]), removes="softmax (linear-QK teachers)", resolution=resolution),
+                         control=(f"the same estimator on linear-QK teachers of the same kernels and scale at n = {s.n_scale}", at_scale[("linear", QK_KNOWN_V_AT_SCALE)]),
+                         removes="softmax (linear-QK teachers)", resolution=resolution, **pair((QK_KNOWN_V_AT_SCALE,), s.n_scale, "fraction of tasks with rank r*")),
         claim_over_seeds("t5.softmax_energy", "§6", "softmax, V known, log-inversion route: the kernel's size is recovered only partially — the energy-rank error "
                          "is mostly bias: one more dose of the noise adds at most half of it (noise share <= 1/2, the midpoint between a noise-limited "
                          "estimate, share 1, and a pure bias, share 0)",
                          share["softmax"], 0.5, "<=", paper="only partial recovery through the energy rank survives",
                          differs="the paper says 'partial'; here partial means an energy-rank error that noise does not explain",
-                         control=("the noise share of the exact route's error: the linear-QK estimator on linear-QK teachers", share["linear"]),
-                         removes="the nonlinear inversion (linear-QK teachers, inverted by linear least squares)"),
+                         control=("the noise share of the same route's error on linear-QK teachers of the same kernels and scale", share["linear"]),
+                         removes="softmax (linear-QK teachers)", **pair((LOG_INVERSION,), s.n, "noise share of the energy-rank error")),
     ]
 
 def _frontier_figure(rows, sweep_rows, n_rows):
