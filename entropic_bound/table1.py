@@ -19,9 +19,10 @@ from .spectral import rank_profile, energy_effective_rank
 from .report import claim_over_seeds, ExperimentResult, fraction_resolution
 
 # %% auto #0
-__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'IMPLICIT_SEED_OFFSET', 'TABLE1', 'Table1Settings',
-           'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_lr', 'implicit_students',
-           'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds', 'summarise_table1']
+__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'SAME_DRAW', 'IMPLICIT_SEED_OFFSET', 'TABLE1',
+           'Table1Settings', 'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_lr',
+           'implicit_students', 'min_norm_given_v', 'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds',
+           'summarise_table1']
 
 # %% ../nbs/31_table1.ipynb #7b0fdaa7
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024),
 TEACHERS = ("paper", "nonflat", "visible", "hidden", "near_miss")   # see `_teacher_spectrum`
 GD_TEACHERS = ("paper", "nonflat")                                   # the teachers over-parameterised GD and least squares are trained on
 TEACHER_SEED_STEP = 100_000        # teacher k of seed x draws its task and its GD initialisation from seed x + k·100 000
+SAME_DRAW = {"hidden": "visible"}  # the hidden teacher is the visible one's draw (directions, inputs, noise) with its weakest value moved: one change
 IMPLICIT_SEED_OFFSET = 10 * TEACHER_SEED_STEP   # the implicit-bias task of seed x: the paper's spectrum, drawn from seed x + 1 000 000
 
 @dataclass(frozen=True)
@@ -143,6 +145,7 @@ class ImplicitBias:
     energy: dict                    # {'small', 'large', 'min_norm': energy effective rank of Â}
     loss: dict                      # the same students' final training losses
     excess: dict                    # their population excess risks (how far the interpolant is from A*⊗V*)
+    energy_given_v: dict            # {'small', 'large', 'min_norm', 'teacher': energy effective rank of the minimum-norm A for that student's learned V (the teacher's: V*)}
 
 @dataclass(frozen=True)
 class Table1Seed:
@@ -166,9 +169,13 @@ def _teacher_spectrum(s: Table1Settings, name: str) -> tuple:
                 hidden=base[:-1] + (s.detect_below * s.bbp_limit,), near_miss=base + (s.near_miss_value,))[name]
 
 def _teacher_task(s: Table1Settings, name: str, seed: int, device):
-    "The task of teacher `name` (one of TEACHERS) for `seed`, drawn from seed + k·TEACHER_SEED_STEP (k: the teacher's index)."
+    "The task of teacher `name` (one of TEACHERS) for `seed`, drawn from seed + k·TEACHER_SEED_STEP (k: the index of the teacher whose draw it shares, `SAME_DRAW`, else its own)."
     spectrum = _teacher_spectrum(s, name)
-    return linear_task(s.n, s.T, s.d, len(spectrum), spectrum, s.noise_std, seed=TEACHERS.index(name) * TEACHER_SEED_STEP + seed, device=device)
+    return linear_task(s.n, s.T, s.d, len(spectrum), spectrum, s.noise_std, seed=_task_seed(name, seed), device=device)
+
+def _task_seed(name: str, seed: int) -> int:
+    "The seed teacher `name`'s task of `seed` is drawn from."
+    return TEACHERS.index(SAME_DRAW.get(name, name)) * TEACHER_SEED_STEP + seed
 
 def _measure_sweep(s: Table1Settings, tasks: list, seeds, progress) -> tuple:
     "The rank sweep on `tasks` (one per seed) -> excess risk of the exact optimum (S, M), of the trained model (S, M), steps per model (S·M,)."
@@ -217,16 +224,25 @@ def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=N
     if min_norm: runs["min_norm"] = train_overparameterised(m, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
 
+def min_norm_given_v(X, Y, V) -> torch.Tensor:
+    "The minimum-norm least-squares A of Y_i ≈ A X_i V over the samples, for a fixed value map: A = [Y_1 … Y_n] [X_1V … X_nV]⁺ -> (..., T, T); `X`, `Y` (..., n, T, d), `V` (..., d, d)."
+    Z, Yc = (X @ V.unsqueeze(-3)).transpose(-3, -2).flatten(-2), Y.transpose(-3, -2).flatten(-2)    # (..., T, n·d)
+    return Yc.to(torch.float64) @ torch.linalg.pinv(Z.to(torch.float64))
+
 def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
-    "The implicit-bias regime: over-parameterised GD from small and from large init, and A trained unfactorised from 0 -> ImplicitBias per seed."
+    "The implicit-bias regime: over-parameterised GD from small and from large init, and A trained unfactorised from 0 -> ImplicitBias per seed (with the minimum-norm A for each student's own V, and for V*)."
     tasks, runs = implicit_students(s, seeds, (s.gd_init, s.large_init_scale), device, progress)
     runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], min_norm=runs["min_norm"])
     A_star, V_star = torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks])
+    X, Y = torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])
+    given_v = {k: V.detach() for k, (A, V, res) in runs.items()} | dict(teacher=V_star)
+    given_v = {k: np.asarray(energy_effective_rank(min_norm_given_v(X, Y, V).cpu().numpy())) for k, V in given_v.items()}
     energy = {k: np.asarray(energy_effective_rank(A.detach().cpu().numpy())) for k, (A, V, res) in runs.items()}
     excess = {k: excess_risk(A, V, A_star, V_star).cpu().numpy() for k, (A, V, res) in runs.items()}
     target = np.asarray(energy_effective_rank(A_star.cpu().numpy()))
     return [ImplicitBias(energy_target=float(target[i]), energy={k: float(v[i]) for k, v in energy.items()},
-                         loss={k: float(res.loss[i]) for k, (_, _, res) in runs.items()}, excess={k: float(v[i]) for k, v in excess.items()})
+                         loss={k: float(res.loss[i]) for k, (_, _, res) in runs.items()}, excess={k: float(v[i]) for k, v in excess.items()},
+                         energy_given_v={k: float(v[i]) for k, v in given_v.items()})
             for i in range(len(seeds))]
 
 def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
@@ -382,12 +398,15 @@ def _implicit_claim(s: Table1Settings, units: dict):
 def _data_only_claim(s: Table1Settings, units: dict):
     "The claim on the data-only estimator, graded at the BBP limit of §3: t1.data_only."
     found = lambda name: np.array([float(x.data_only[name] == s.r_star) for x in units.values()])   # 1.0 where it finds r*
-    claim = np.mean([found(name) for name in ("paper", "nonflat", "visible")], axis=0)
-    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of seeds; paper and non-flat teachers, "
-                            f"and the paper's with its weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g})",
-                            claim, 1.0, ">=", paper=3,
-                            control=(f"the same on the paper's teacher with its weakest direction at {s.detect_below:g}× the BBP limit", found("hidden")),
-                            removes="a weakest direction above the BBP limit", resolution=fraction_resolution(list(units)))
+    arm = lambda name: dict(strong_values=list(_teacher_spectrum(s, name)[:-1]), weakest_value=_teacher_spectrum(s, name)[-1], n=s.n, T=s.T, d=s.d,
+                            noise_std=s.noise_std, task_seeds=[_task_seed(name, x) for x in units], estimator="predict_linear_rank")
+    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of seeds) on the paper's teacher with its "
+                            f"weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g}",
+                            found("visible"), 1.0, ">=", paper=3,
+                            control=(f"the same teacher, the same draw (directions, inputs, noise), with that direction's singular value at {s.detect_below:g}× the BBP limit",
+                                     found("hidden")),
+                            removes="a weakest direction above the BBP limit", resolution=fraction_resolution(list(units)),
+                            protocol=(arm("visible"), arm("hidden")), changes="weakest_value")
 
 def _recovery_rows(units: dict) -> list:
     "One row per GD teacher: its A* (spectrum from the first seed, effective ranks) and what GD, least squares and the data-only estimator recover, means over seeds."
@@ -412,6 +431,16 @@ def _detection_rows(s: Table1Settings, units: dict) -> list:
                      "rank found (mean)": float(found.mean()), "= rank": float((found == len(spectrum)).mean())})
     return rows
 
+def _implicit_decomposition(units: dict) -> list:
+    "Where the implicit bias lives, per student (means over seeds): its energy rank's gap to the minimum-norm student, split exactly into A given V (the student's Â against the minimum-norm A for its own learned V), the learned V (that minimum-norm A against the one for the minimum-norm student's V), and the minimum-norm student's own distance from its exact minimum-norm A; and the minimum-norm A for V*."
+    imp = [x.implicit for x in units.values()]
+    mean = lambda f: float(np.mean([f(i) for i in imp]))
+    return [{"student": k, "gap to the minimum-norm student": mean(lambda i: i.energy[k] - i.energy["min_norm"]),
+             "A given V": mean(lambda i: i.energy[k] - i.energy_given_v[k]), "learned V": mean(lambda i: i.energy_given_v[k] - i.energy_given_v["min_norm"]),
+             "minimum-norm student's residual": mean(lambda i: i.energy_given_v["min_norm"] - i.energy["min_norm"]),
+             "R̃_eff, minimum-norm A for own V": mean(lambda i: i.energy_given_v[k]), "R̃_eff, minimum-norm A for V*": mean(lambda i: i.energy_given_v["teacher"])}
+            for k in ("small", "large")]
+
 def _implicit_rows(units: dict) -> list:
     "One row per student of the implicit-bias regime: energy R̃_eff, training loss, excess risk, means over seeds."
     imp = [x.implicit for x in units.values()]
@@ -431,6 +460,7 @@ def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
                 gd={f.name: getattr(gd, f.name) for f in fields(LearnedRanks)}, gd_steps=[t.gd_steps for t in paper],
                 sweep_steps=[v for x in per_seed for v in x.sweep_steps], data_only=[x.data_only["paper"] for x in per_seed],
                 recovery_rows=_recovery_rows(units), detection_rows=_detection_rows(s, units), implicit_rows=_implicit_rows(units),
+                implicit_decomposition=_implicit_decomposition(units),
                 implicit={k: [x.implicit.energy[k] for x in per_seed] for k in ("small", "large", "min_norm")}
                 | dict(target=[x.implicit.energy_target for x in per_seed]),
                 noise_energy=[x.noise_energy for x in per_seed], settings=dict(vars(s), seeds=list(units)))
