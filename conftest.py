@@ -54,8 +54,13 @@ def _cell_flags(source: str) -> set:
     return {m.group(1) for line in source.splitlines() if (m := _DIRECTIVE.match(line))}
 
 
+HEAVY_FIRST = ("36b_table6_decoder", "36_table6", "09b_decoders")   # the longest notebooks, collected first so that under -n they start at once
+
+
 def pytest_collection_modifyitems(config, items):
     wanted = set(config.getoption("--flags").split())
+    first = lambda item: (HEAVY_FIRST.index(s) if (s := Path(str(getattr(item, "path", item.fspath))).stem) in HEAVY_FIRST else len(HEAVY_FIRST))
+    items.sort(key=first)                                    # stable: every file keeps its items in order
     for item in items:
         if Path(str(getattr(item, "path", item.fspath))).stem in SLOW_NOTEBOOKS: item.add_marker(pytest.mark.slow)
     for i, item in enumerate(items):
