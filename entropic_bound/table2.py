@@ -139,6 +139,7 @@ class PositionalControl:
     se: float                  # its standard error over the held-out samples
     bound: float               # the task's relative permutation bound
     steps: int                 # Adam steps taken
+    without: float             # relative held-out excess of B3 without positions trained exactly as B3+pos (rank d, pos_steps, no early stopping): t2.positions.B3's control
 
     @classmethod
     def stack(cls, per_seed: list) -> PositionalControl:
@@ -242,10 +243,11 @@ def _positional_control(s: Table2Settings, data, signal: np.ndarray, bound: np.n
     "B3 with a learned positional embedding on the tasks at r* = `pos_r_star` (not equivariant, so not bound by (5.3)) -> {task position in `data`: PositionalControl}."
     idx = [i for i, r in enumerate(data.r_stars) if r == s.pos_r_star]
     pdata = data.subset(idx)
-    pres, prk = fit_ladder_class("B3", pdata, [[s.d] * len(idx)], [s.achieve_init], s.pos_steps, s.lr, 0.0, s.ffn, positional=True, progress=progress)
-    pexc = heldout_excess("B3", pres.params, pdata.X_test, pdata.Y_test, prk)
+    fit = lambda positional: fit_ladder_class("B3", pdata, [[s.d] * len(idx)], [s.achieve_init], s.pos_steps, s.lr, 0.0, s.ffn, positional=positional, progress=progress)
+    (pres, prk), (cres, crk) = fit(True), fit(False)                  # the control: the same training without the positional embedding
+    pexc, cexc = heldout_excess("B3", pres.params, pdata.X_test, pdata.Y_test, prk), heldout_excess("B3", cres.params, pdata.X_test, pdata.Y_test, crk)
     return {i: PositionalControl(rel=float(pexc[p].mean()) / signal[i], se=float(pexc[p].std()) / math.sqrt(s.n_test) / signal[i],
-                                 bound=float(bound[i]), steps=int(pres.steps[p])) for p, i in enumerate(idx)}
+                                 bound=float(bound[i]), steps=int(pres.steps[p]), without=float(cexc[p].mean()) / signal[i]) for p, i in enumerate(idx)}
 
 def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dict:
     "Train every class and position-aware rung on the tasks seeds × r_stars (one batch per class), the near misses, and B3+pos at `pos_r_star` -> {seed: Table2Tasks}."
@@ -304,11 +306,13 @@ def _se_of_mean(se: np.ndarray) -> float:
     "Standard error of the mean over tasks of per-task held-out estimates with standard errors `se`."
     return float(np.sqrt((np.asarray(se) ** 2).sum()) / len(se))
 
-def _position_claim(id: str, name: str, without: str, rel: np.ndarray, se: np.ndarray, bound: np.ndarray, control: np.ndarray, note: str = "") -> object:
-    "`name` gets below the permutation bound (less three standard errors) on its tasks; control: the class `without` positions on the same tasks."
+def _position_claim(id: str, name: str, without: str, rel: np.ndarray, se: np.ndarray, bound: np.ndarray, control: np.ndarray, note: str = "",
+                    trained: str = "", protocol=None) -> object:
+    "`name` gets below the permutation bound (less three standard errors) on its tasks; control: the class `without` positions on the same tasks (`trained`: how, where it is said; `protocol`: the two protocols, which may differ in `positions` alone)."
     return claim_over_seeds(id, "5", f"position information is what {without} lacks: {name} gets below the permutation bound{note}", rel,
                             float(bound.mean() - 3 * _se_of_mean(se)), "<=",
-                            control=(f"the same measurement for {without} (no positions), same tasks", control), removes="position information")
+                            control=(f"the same measurement for {without} (no positions), same tasks{trained}", control), removes="position information",
+                            protocol=protocol, changes=None if protocol is None else "positions")
 
 def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     "The `t2.*` claims on the pooled tasks `t`: B0 achieves (control: near-miss teachers) and so does B1+pos (which contains B0), the ladder classes sit on the permutation bound, positions break it for B1, B2 and B3, B0s sits on the row-stochastic bound."
@@ -331,8 +335,10 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     claims.append(_position_claim("t2.positions.B1", "B1+pos", "B1", b1p.rel, b1p.se, t.bound, t.classes["B1"].rel))
     claims.append(_position_claim("t2.positions.B2", "B2+pos", "B2", b2p.rel, b2p.se, t.bound, t.classes["B2"].rel))
     pos = t.positional
-    claims.append(_position_claim("t2.positions.B3", "B3 with a learned positional embedding", "B3", pos.rel, pos.se, pos.bound,
-                                  t.classes["B3"].rel[t.at(s.pos_r_star)], note=f" (r* = {s.pos_r_star})"))
+    arm = lambda positions: dict(cls="B3", positions=positions, rank=s.d, steps=s.pos_steps, rtol=0.0, lr=s.lr, init=s.achieve_init, ffn=s.ffn, r_star=s.pos_r_star)
+    claims.append(_position_claim("t2.positions.B3", "B3 with a learned positional embedding", "B3", pos.rel, pos.se, pos.bound, pos.without,
+                                  note=f" (r* = {s.pos_r_star})", trained=f", trained exactly as B3+pos (rank {s.d}, {s.pos_steps} steps, no early stopping)",
+                                  protocol=(arm(True), arm(False))))
     claims.append(claim_over_seeds("t2.B0s", "5", "the row-stochastic constraint costs: position-only softmax mixing B0s sits on or above "
                                    "the row-stochastic bound (forced by (5.4))", b0s.rel, float(t.stoch_bound.mean() - 3 * _se_of_mean(b0s.se)), ">=",
                                    kind="consistency"))
