@@ -239,11 +239,16 @@ def _measure_near_miss(s: Table2Settings, seeds, device, progress) -> tuple:
     cost = (weakest ** 2 * ndata.V.pow(2).sum((-1, -2))).numpy() / ndata.signal.numpy()             # Theorem 1: ‖V*‖² Σ_{j>r*} s_j², relative
     return out, cost
 
+def _positional_training(s: Table2Settings) -> dict:
+    "How B3+pos and its control, B3 without positions, are both trained (t2.positions.B3 compares these with `one_change`)."
+    return dict(cls="B3", rank=s.d, init=s.achieve_init, steps=s.pos_steps, lr=s.lr, rtol=0.0, ffn=s.ffn, r_star=s.pos_r_star)
+
 def _positional_control(s: Table2Settings, data, signal: np.ndarray, bound: np.ndarray, progress) -> dict:
     "B3 with a learned positional embedding on the tasks at r* = `pos_r_star` (not equivariant, so not bound by (5.3)) -> {task position in `data`: PositionalControl}."
     idx = [i for i, r in enumerate(data.r_stars) if r == s.pos_r_star]
     pdata = data.subset(idx)
-    fit = lambda positional: fit_ladder_class("B3", pdata, [[s.d] * len(idx)], [s.achieve_init], s.pos_steps, s.lr, 0.0, s.ffn, positional=positional, progress=progress)
+    t = _positional_training(s)
+    fit = lambda positional: fit_ladder_class("B3", pdata, [[t["rank"]] * len(idx)], [t["init"]], t["steps"], t["lr"], t["rtol"], t["ffn"], positional=positional, progress=progress)
     (pres, prk), (cres, crk) = fit(True), fit(False)                  # the control: the same training without the positional embedding
     pexc, cexc = heldout_excess("B3", pres.params, pdata.X_test, pdata.Y_test, prk), heldout_excess("B3", cres.params, pdata.X_test, pdata.Y_test, crk)
     return {i: PositionalControl(rel=float(pexc[p].mean()) / signal[i], se=float(pexc[p].std()) / math.sqrt(s.n_test) / signal[i],
@@ -335,7 +340,7 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     claims.append(_position_claim("t2.positions.B1", "B1+pos", "B1", b1p.rel, b1p.se, t.bound, t.classes["B1"].rel))
     claims.append(_position_claim("t2.positions.B2", "B2+pos", "B2", b2p.rel, b2p.se, t.bound, t.classes["B2"].rel))
     pos = t.positional
-    arm = lambda positions: dict(cls="B3", positions=positions, rank=s.d, steps=s.pos_steps, rtol=0.0, lr=s.lr, init=s.achieve_init, ffn=s.ffn, r_star=s.pos_r_star)
+    arm = lambda positions: dict(_positional_training(s), positions=positions)
     claims.append(_position_claim("t2.positions.B3", "B3 with a learned positional embedding", "B3", pos.rel, pos.se, pos.bound, pos.without,
                                   note=f" (r* = {s.pos_r_star})", trained=f", trained exactly as B3+pos (rank {s.d}, {s.pos_steps} steps, no early stopping)",
                                   protocol=(arm(True), arm(False))))
