@@ -18,9 +18,10 @@ from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
 __all__ = ['TABLE5_PRESETS', 'ROUTES', 'QK_KNOWN_V', 'LINEARISED', 'LOG_INVERSION', 'BLIND', 'BLIND_AT_SCALE',
-           'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'TABLE5', 'Table5Settings', 'RouteFit',
-           'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'measure_table5', 'FrontierTask',
-           'frontier_ladder', 'misfit_edge_prediction', 'measure_frontier', 'frontier_step', 'summarise_table5']
+           'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'OOS_SEED_OFFSET', 'TABLE5', 'Table5Settings',
+           'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'measure_table5',
+           'FrontierTask', 'frontier_ladder', 'misfit_edge_prediction', 'measure_frontier', 'measure_frontier_oos',
+           'ladder_step', 'frontier_step', 'summarise_table5']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
@@ -41,12 +42,16 @@ class Table5Settings:
     frontier_n: tuple = (30, 100, 300, 1000)     # its sample-size ladder: nested prefixes of one stream per task
     frontier_scales: tuple = (3.0, 1.0)    # kernel scales of the map (3: the softmax teacher's default)
     frontier_cost: tuple = (410_000, 130_000)    # per kernel scale: the largest n·T² measured (a log-route fit costs ~ n·T²)
+    oos_T: tuple = (24,)                   # the out-of-sample frontier: sequence lengths the map does not measure (T > d)
+    oos_scales: tuple = (2.0,)             # ... and kernel scales it does not use
+    oos_pilot_n: int = 80                  # samples of the pilot that predicts n₁ there; the outcome is measured on samples it never saw
+    oos_n: tuple = (20, 40, 80, 160, 320, 640)   # the outcome's ladder: nested prefixes of the teacher's next samples
 
     def __post_init__(self):
         object.__setattr__(self, "r_stars", tuple(int(v) for v in self.r_stars))
         object.__setattr__(self, "noise_sweep", tuple(float(v) for v in self.noise_sweep))
         object.__setattr__(self, "n_sweep", tuple(int(v) for v in self.n_sweep))
-        for name, kind in (("frontier_T", int), ("frontier_n", int), ("frontier_scales", float), ("frontier_cost", int)):
+        for name, kind in (("frontier_T", int), ("frontier_n", int), ("frontier_scales", float), ("frontier_cost", int), ("oos_T", int), ("oos_scales", float), ("oos_n", int)):
             object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
                        n=(lambda v: v >= 2, ">= 2"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
@@ -55,12 +60,14 @@ class Table5Settings:
                        frontier_T=(lambda v: len(v) > 0 and all(x >= 2 for x in v), "sequence lengths >= 2"),
                        frontier_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
                        frontier_scales=(lambda v: len(v) > 0 and all(x > 0 for x in v), "kernel scales > 0"),
-                       frontier_cost=(lambda v: len(v) == len(self.frontier_scales) and all(x > 0 for x in v), "one cost cap > 0 per kernel scale"))
+                       frontier_cost=(lambda v: len(v) == len(self.frontier_scales) and all(x > 0 for x in v), "one cost cap > 0 per kernel scale"),
+                       oos_T=(lambda v: all(x >= 2 for x in v), "sequence lengths >= 2"), oos_scales=(lambda v: all(x > 0 for x in v), "kernel scales > 0"),
+                       oos_pilot_n=(lambda v: v >= 2, ">= 2"), oos_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"))
 
 TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16,
                             frontier_n=(30, 100, 300, 1000, 3000, 10000), frontier_cost=(2_560_000, 410_000)),
                   "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
-                            frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000))}   # smoke: seconds, for tests
+                            frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000), oos_T=(12,), oos_pilot_n=40, oos_n=(40, 200))}   # smoke: seconds, for tests
 ROUTES = (QK_KNOWN_V, LINEARISED, LOG_INVERSION, BLIND, BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE) = (
     "linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
     "linear-QK estimator (V known), n_scale")
@@ -107,6 +114,7 @@ class Table5Seed:
     "Everything Table 5 measures for one seed."
     tasks: dict       # {r*: TaskRoutes}, in the order of `r_stars`
     frontier: tuple = ()   # FrontierTask of every (kernel scale, T, r*) of the frontier map (see below)
+    frontier_oos: tuple = ()   # FrontierTask of every out-of-sample cell (kernel scale, T, r*): n₁ from a pilot the outcome never saw
 
 def _route_kernel(name: str, fit):
     "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
@@ -174,7 +182,7 @@ def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dic
     tasks = {x: {} for x in seeds}
     for r in tqdm(s.r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
         for x in seeds: tasks[x][r] = _measure_task(s, r, x)
-    return {x: Table5Seed(tasks[x], measure_frontier(s, x)) for x in seeds}
+    return {x: Table5Seed(tasks[x], measure_frontier(s, x), measure_frontier_oos(s, x)) for x in seeds}
 
 # %% ../nbs/35_table5.ipynb #b97f9b83
 FRONTIER_ROUTES = (LOG_INVERSION, LINEARISED)
@@ -190,6 +198,7 @@ class FrontierTask:
     n1: float          # predicted frontier (τ² − ν²)/β² of the log route (inf where the noiseless misfit has no systematic part)
     misfit: float      # β√n_max / τ: the systematic misfit's (r*+1)-th whitened singular value at the largest n, in units of the edge
     control_ranks: tuple | None   # the log route on the linear-QK teacher of the same (T, kernel scale, r*, seed), one rank per n of the ladder (T > d only)
+    pilot_n: int = 0   # 0: n₁ predicted in sample (at the ladder's largest n); else the size of the disjoint pilot it was predicted on
 
 def frontier_ladder(s, T: int, cap: int) -> tuple:
     "The sample sizes of the frontier ladder measured at sequence length `T`: those with n·T² <= `cap` (the cost of one log-route fit grows like n·T²), at least the smallest."
@@ -229,12 +238,34 @@ def measure_frontier(s, seed: int) -> tuple:
     return tuple(_frontier_task(s, T, scale, cap, r, seed) for scale, cap in zip(s.frontier_scales, s.frontier_cost)
                  for T in s.frontier_T for r in s.r_stars)
 
+OOS_SEED_OFFSET = 7000   # the out-of-sample teachers are draws the frontier map never makes
+
+def _oos_task(s, T: int, scale: float, r_star: int, seed: int) -> FrontierTask:
+    "One out-of-sample cell: n₁ predicted on the first `oos_pilot_n` samples of a softmax teacher, the log route on nested prefixes of its next samples (which the pilot never saw), and the same on the linear-QK teacher of the same draw (the control)."
+    p, ns, ranks = s.oos_pilot_n, tuple(s.oos_n), {}
+    for kind in ("softmax", "linear"):
+        task = attention_task(p + max(ns), T=T, d=s.d, r_star=r_star, kind=kind, noise_std=s.noise_std, kernel_scale=scale, seed=OOS_SEED_OFFSET + seed)
+        X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
+        if kind == "softmax":                                                   # the prediction sees the pilot only
+            n1, misfit = misfit_edge_prediction(X[:p], task.Y_clean.numpy()[:p], V, r_star, log_attention_fit(X[:p], estimated_attention(X[:p], Y[:p], V)))
+        A = estimated_attention(X[p:], Y[p:], V)
+        ranks[kind] = tuple(fit_rank(log_attention_fit(X[p:p + n], A[:n])) for n in ns)
+    return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, n1, misfit, ranks["linear"], pilot_n=p)
+
+def measure_frontier_oos(s, seed: int) -> tuple:
+    "The out-of-sample frontier cells of one seed: an `_oos_task` for every kernel scale of `oos_scales`, T of `oos_T` and r* (in that order)."
+    return tuple(_oos_task(s, T, scale, r, seed) for scale in s.oos_scales for T in s.oos_T for r in s.r_stars)
+
 
 # %% ../nbs/35_table5.ipynb #b783d8bd
-def frontier_step(s) -> float:
-    "The sweep's step g: the largest ratio of consecutive sample sizes of the frontier ladder — how finely the sweep can place an edge."
-    ns = sorted(s.frontier_n)
+def ladder_step(ns) -> float:
+    "The largest ratio of consecutive sample sizes of the ladder `ns` — how finely it can place an edge."
+    ns = sorted(ns)
     return float(max([b / a for a, b in zip(ns, ns[1:])], default=1.0))
+
+def frontier_step(s) -> float:
+    "The sweep's step g: the `ladder_step` of the frontier map's ladder `frontier_n`."
+    return ladder_step(s.frontier_n)
 
 def _frontier_cells(units: dict) -> list:
     "Every (seed, FrontierTask, n index) of the frontier map, seeds outer."
@@ -271,35 +302,52 @@ def _frontier_edges(s, units: dict) -> list:
                          "measured: first n with rank = r* in <= half": lost[0] if lost else None})
     return rows
 
-def _frontier_claims(s, units: dict) -> list:
-    "The frontier claims for T > d (none where the ladder does not reach both sides of the predicted frontier): the log route over-counts beyond g·n₁ (control: the linear-QK teachers of the same draws, on the same (task, n) cells) and is exact below n₁/g (control: the same tasks beyond g·n₁)."
-    g, route = frontier_step(s), LOG_INVERSION
-    beyond_cells = lambda seed: [(ft, i) for ft in seed.frontier if ft.T > s.d for i, n in enumerate(ft.ns) if n >= g * ft.n1]
-    beyond, below, control = [], [], []
+def _graded(tasks, d: int, g: float, side: str) -> list:
+    "(task, n index) cells of `tasks` with T > d at least a step `g` beyond (`side` 'beyond': n >= g·n₁) or below ('below': n <= n₁/g) their predicted n₁."
+    return [(ft, i) for ft in tasks if ft.T > d for i, n in enumerate(ft.ns) if (n >= g * ft.n1 if side == "beyond" else n <= ft.n1 / g)]
+
+def _side_fractions(s, units: dict, field: str, g: float) -> tuple:
+    "Per seed, over the cells of the seed's `field` graded by `_graded`: the fraction whose log-route rank is r* beyond g·n₁, the control's there, and the route's below n₁/g (a seed without cells on a side is skipped there)."
+    exact = lambda cells, ranks: float(np.mean([ranks(ft)[i] == ft.r_star for ft, i in cells]))
+    beyond, control, below = [], [], []
     for seed in units.values():
-        cells = beyond_cells(seed)
-        w = [ft.ranks[route][i] == ft.r_star for ft in seed.frontier for i, n in enumerate(ft.ns) if ft.T > s.d and n <= ft.n1 / g]
-        if cells:
-            beyond.append(float(np.mean([ft.ranks[route][i] == ft.r_star for ft, i in cells])))
-            control.append(float(np.mean([ft.control_ranks[i] == ft.r_star for ft, i in cells])))
-        if w: below.append(float(np.mean(w)))
-    if not (beyond and below): return []     # a ladder too short to reach both sides (the smoke preset): nothing to grade; the quick reference records both claims
-    items = lambda side: sum(1 for _, ft, i in _frontier_cells(units) if ft.T > s.d and (ft.ns[i] >= g * ft.n1 if side == "beyond" else ft.ns[i] <= ft.n1 / g))
-    arm = lambda kind: dict(kind=kind, route=route, d=s.d, noise_std=s.noise_std,
-                            cells=[(x, ft.T, ft.kernel_scale, ft.r_star, ft.ns[i]) for x, seed in units.items() for ft, i in beyond_cells(seed)])
-    differs = "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument and graded on both sides"
+        up, down = (_graded(getattr(seed, field), s.d, g, side) for side in ("beyond", "below"))
+        if up: beyond.append(exact(up, lambda ft: ft.ranks[LOG_INVERSION])); control.append(exact(up, lambda ft: ft.control_ranks))
+        if down: below.append(exact(down, lambda ft: ft.ranks[LOG_INVERSION]))
+    return beyond, control, below
+
+def _frontier_pair(s, units: dict, field: str, g: float, ids: tuple, where: str, ladder: str, differs: str) -> list:
+    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted n₁): the log route over-counts beyond g·n₁ (control: the linear-QK teachers of the same draws, on the same (task, n) cells) and is exact below n₁/g (control: the same tasks beyond g·n₁)."
+    beyond, control, below = _side_fractions(s, units, field, g)
+    if not (beyond and below): return []     # cells too few to reach both sides (the smoke preset): nothing to grade; the quick reference records both claims
+    items = lambda side: sum(len(_graded(getattr(seed, field), s.d, g, side)) for seed in units.values())
+    arm = lambda kind: dict(kind=kind, route=LOG_INVERSION, d=s.d, noise_std=s.noise_std,
+                            cells=[(x, ft.T, ft.kernel_scale, ft.r_star, ft.ns[i]) for x, seed in units.items() for ft, i in _graded(getattr(seed, field), s.d, g, "beyond")])
+    paper = "only partial pre-training recovery (nonlinear inversion)"
     return [
-        claim_over_seeds("t5.frontier_beyond", "§6", f"softmax, V known, log route, T > d: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the sweep's step) "
+        claim_over_seeds(ids[0], "§6", f"{where}: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the {ladder}'s step) "
                          "the data-only rank equals r* in at most half the cells — a systematic misfit grows above an edge that does not",
-                         beyond, 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)", differs=differs,
+                         beyond, 0.5, "<=", paper=paper, differs=differs,
                          control=("the same route on the same (task, n) cells of the linear-QK teachers of the same draws (T, kernel scale, r*, seed)", control),
                          removes="softmax (linear-QK teachers)", resolution=1.0 / max(1, items("beyond")), protocol=(arm("softmax"), arm("linear")), changes="kind"),
-        claim_over_seeds("t5.frontier_below", "§6", f"softmax, V known, log route, T > d: below the predicted frontier (n <= n1/g) the data-only rank "
-                         "equals r* in more than half the cells", below, 0.5, ">=", paper="only partial pre-training recovery (nonlinear inversion)",
+        claim_over_seeds(ids[1], "§6", f"{where}: below the predicted frontier (n <= n1/g) the data-only rank "
+                         "equals r* in more than half the cells", below, 0.5, ">=", paper=paper,
                          differs=differs, control=("the same softmax tasks beyond the predicted frontier (n >= g·n1)", beyond),
                          removes="few enough samples (the same tasks at n >= g·n1, where the misfit has grown above the edge)",
                          resolution=1.0 / max(1, items("below"))),
     ]
+
+def _frontier_claims(s, units: dict) -> list:
+    "The frontier claims for T > d: on the frontier map (`t5.frontier_beyond`, `t5.frontier_below`, n₁ predicted at each task's largest n) and out of sample (`t5.frontier_oos_beyond`, `t5.frontier_oos_below`: T and kernel scales the map does not measure, teachers it never drew, n₁ predicted on a pilot whose samples the outcome never sees)."
+    where = "softmax, V known, log route, T > d"
+    in_sample = _frontier_pair(s, units, "frontier", frontier_step(s), ("t5.frontier_beyond", "t5.frontier_below"), where, "sweep",
+                               "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument and graded on both sides")
+    cells = f"T in {list(s.oos_T)}, kernel scale in {list(s.oos_scales)}"
+    oos = _frontier_pair(s, units, "frontier_oos", ladder_step(s.oos_n), ("t5.frontier_oos_beyond", "t5.frontier_oos_below"),
+                         f"{where}, out of sample ({cells}: outside the map; n1 predicted on a pilot of {s.oos_pilot_n} samples, graded on later samples of the same teachers)",
+                         "outcome ladder", "reconstructed: the paper gives no frontier; here n1 is predicted on a pilot and graded on samples and cells the prediction never saw "
+                         "(the prediction reads the pilot's noiseless outputs, which only a simulation has)")
+    return in_sample + oos
 
 def _frontier_map_figure(s, rows: list, edges: list):
     "The frontier map: fraction of tasks whose data-only rank is r*, over (n, T), per route (rows) and kernel scale (columns), with the predicted n₁ of the log route."
@@ -448,9 +496,38 @@ def _frontier_figure(rows, sweep_rows, n_rows):
     ax_n.legend(fontsize=6); fig.tight_layout(); plt.close(fig)
     return fig
 
-def _figures(s: Table5Settings, rows: list, sweep_rows: list, n_rows: list, frontier_rows: list, edges: list) -> dict:
-    "Table 5's figures, {stem: Figure}."
-    return {"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows), "table5_frontier": _frontier_map_figure(s, frontier_rows, edges)}
+def _oos_rows(units: dict) -> list:
+    "One row per out-of-sample cell (seed, T, kernel scale, r*): n₁ predicted on the pilot (None: infinite), the first n of the outcome ladder where the log route's rank leaves r* (None: nowhere on it), and the ranks along the ladder on the softmax teacher and on the linear-QK teacher of the same draw."
+    rows = []
+    for x, seed in units.items():
+        for ft in seed.frontier_oos:
+            ranks = list(ft.ranks[LOG_INVERSION])
+            left = [n for n, r in zip(ft.ns, ranks) if r != ft.r_star]
+            rows.append({"seed": x, "T": ft.T, "kernel scale": ft.kernel_scale, "r*": ft.r_star, "pilot n1": ft.n1 if math.isfinite(ft.n1) else None,
+                         "first n with rank != r*": left[0] if left else None, "ranks": ranks, "linear-QK ranks": list(ft.control_ranks)})
+    return rows
+
+def _oos_figure(s, rows: list):
+    "Out of sample: the first n where the log route's rank leaves r* against the n₁ predicted on the pilot, one point per cell; the band is one ladder step either side of agreement, and a point on the top (right) edge never left r* on the ladder (was predicted never to)."
+    import matplotlib.pyplot as plt
+    g, ns = ladder_step(s.oos_n), list(s.oos_n)
+    lo, hi = ns[0] / g, ns[-1] * g
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    xs = np.geomspace(lo, hi, 50)
+    ax.fill_between(xs, xs / g, xs * g, color="0.88", label=f"within one ladder step (x{g:g})")
+    ax.plot(xs, xs, "k-", lw=1, label="measured = predicted")
+    for r in sorted({row["r*"] for row in rows}):
+        pts = [row for row in rows if row["r*"] == r]
+        ax.scatter([min(hi, row["pilot n1"] or hi) for row in pts], [row["first n with rank != r*"] or hi for row in pts], label=f"r* = {r}", zorder=3, alpha=0.8)
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi * 1.1), ylim=(lo, hi * 1.1), xlabel="n₁ predicted on the pilot",
+           ylabel="first n where the rank leaves r*", title=f"out of sample: T = {', '.join(map(str, s.oos_T))}, kernel scale {', '.join(f'{c:g}' for c in s.oos_scales)}")
+    ax.legend(fontsize=7, loc="upper left"); fig.tight_layout(); plt.close(fig)
+    return fig
+
+def _figures(s: Table5Settings, rows: list, sweep_rows: list, n_rows: list, frontier_rows: list, edges: list, oos_rows: list) -> dict:
+    "Table 5's figures, {stem: Figure} (the out-of-sample frontier only where there are cells)."
+    return ({"table5_softmax": _frontier_figure(rows, sweep_rows, n_rows), "table5_frontier": _frontier_map_figure(s, frontier_rows, edges)}
+            | ({"table5_frontier_oos": _oos_figure(s, oos_rows)} if oos_rows else {}))
 
 def _plain_routes(routes: dict) -> dict:
     "{route: {'rank', 'energy'}} of {route: RouteFit}."
@@ -475,13 +552,13 @@ def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> di
                                control_ranks=None if ft.control_ranks is None else list(ft.control_ranks)) for ft in seed.frontier]
                       for x, seed in units.items()}
     return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, attribution=_attribution(s, units), noise_share=shares, per_task=per_task,
-                frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks)
+                frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks, frontier_oos=_oos_rows(units))
 
 def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
     "Table 5's rows (per route: softmax against linear-QK teachers), the `t5.*` claims, the figure and the extras (variants, sweeps), from {seed: Table5Seed}."
     rows, sweep_rows, n_rows = _rows(s, units), _noise_sweep_rows(s, units), _n_sweep_rows(s, units)
     extra = _extra(s, units, sweep_rows, n_rows)
     return ExperimentResult("table5", rows, _claims(s, units) + _frontier_claims(s, units),
-                            _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"]), extra)
+                            _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"], extra["frontier_oos"]), extra)
 
 TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5)
