@@ -20,8 +20,9 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['excess_risk', 'theorem1_bound', 'truncated', 'SecondMoments', 'second_moments', 'task_moments', 'empirical_risk',
            'reduced_rank_fit', 'population_moments', 'train_rank_sweep', 'model_dof', 'residual_noise_std',
-           'operator_noise_std', 'train_overparameterised', 'interpolant_dof_gap', 'learned_rank_profile',
-           'sample_size_sweep', 'output_covariance_eigenvalues', 'linear_rank_decision', 'predict_linear_rank']
+           'operator_noise_std', 'surrogate_loss_grads', 'train_overparameterised', 'interpolant_dof_gap',
+           'learned_rank_profile', 'sample_size_sweep', 'output_covariance_eigenvalues', 'linear_rank_decision',
+           'predict_linear_rank']
 
 # %% ../nbs/04_linear_surrogate.ipynb #6b4c0157
 def _frob_inner(B, C):
@@ -166,21 +167,36 @@ def operator_noise_std(noise_std, n: int, V) -> torch.Tensor:
     return torch.as_tensor(noise_std, dtype=torch.float64) / (math.sqrt(n) * torch.linalg.matrix_norm(torch.as_tensor(V, dtype=torch.float64)))
 
 # %% ../nbs/04_linear_surrogate.ipynb #648e00ab
-def train_overparameterised(m: SecondMoments, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
-                            factorised: bool = True):
-    "Plain GD on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult; `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant)."
-    S, T, d, dev = m.R.shape[0], m.T, m.d, m.R.device
+def surrogate_loss_grads(A, V, X, Y) -> tuple:
+    "Mean training loss (1/n)Σ‖A X_i V − Y_i‖² of models `A` (B, T, T), `V` (B, d, d) on their samples `X`, `Y` (B, n, T, d), with its gradients in closed form -> (loss (B,), ∂A, ∂V): ∂A = (2/n)Σ E_i (X_iV)ᵀ, ∂V = (2/n)Σ (AX_i)ᵀE_i, E_i = AX_iV − Y_i."
+    AX = A.unsqueeze(1) @ X
+    E = AX @ V.unsqueeze(1) - Y
+    return E.pow(2).sum((-1, -2)).mean(-1), 2 * (E @ (X @ V.unsqueeze(1)).mT).mean(1), 2 * (AX.mT @ E).mean(1)
+
+def _student_objective(m, factorised: bool):
+    "The over-parameterised student's per-model loss: on moments `m` (autograd differentiates it), or on samples {'X', 'Y'} -> (loss, closed-form gradients)."
+    A_of = (lambda p: p["P"] @ p["Q"].mT) if factorised else (lambda p: p["A"])
+    if isinstance(m, SecondMoments): return lambda p: empirical_risk(A_of(p).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
+    def closed(p, data):
+        loss, gA, gV = surrogate_loss_grads(A_of(p), p["V"], data["X"], data["Y"])
+        return loss, (dict(P=gA @ p["Q"], Q=gA.mT @ p["P"], V=gV) if factorised else dict(A=gA, V=gV))
+    return closed
+
+def train_overparameterised(m, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
+                            factorised: bool = True, stop_below: float | None = None, optimizer: str = "gd"):
+    "Plain GD (or `optimizer` 'adam') on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult. `m`: `SecondMoments`, or the samples (X, Y) (S, n, T, d) themselves — then each step's gradient is computed in closed form on them (`surrogate_loss_grads`: the same loss, cheaper where n·T·d is small). `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant). `stop_below`: each model stops once its training loss is at most this (None: every step is taken — small-init GD plateaus, so no relative-change rule)."
+    samples = not isinstance(m, SecondMoments)
+    if samples:
+        X, Y = (torch.as_tensor(t, dtype=torch.float64) for t in m)
+        if X.shape != Y.shape or X.dim() != 4: raise InputError(f"samples X and Y must share a shape (S, n, T, d); got {tuple(X.shape)} and {tuple(Y.shape)}")
+    S, T, d, dev = (X.shape[0], X.shape[-2], X.shape[-1], X.device) if samples else (m.R.shape[0], m.T, m.d, m.R.device)
     ids = [int(s) for s in seeds]
     V0 = seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13)
-    if not factorised:
-        loss = lambda p: empirical_risk(p["A"].unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
-        res = train_batched(loss, dict(A=torch.zeros(S, T, T, dtype=V0.dtype, device=dev), V=V0), steps=steps, lr=lr, optimizer="gd",
-                            rtol=None, progress=progress, desc="unfactorised GD")
-        return res.params["A"], res.params["V"], res
-    init = dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12), V=V0)
-    loss = lambda p: empirical_risk((p["P"] @ p["Q"].mT).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
-    res = train_batched(loss, init, steps=steps, lr=lr, optimizer="gd", rtol=None, progress=progress, desc="over-parameterised GD")
-    return res.params["P"] @ res.params["Q"].mT, res.params["V"], res   # rtol=None: small-init GD plateaus, never stop early
+    init = (dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12), V=V0) if factorised
+            else dict(A=torch.zeros(S, T, T, dtype=V0.dtype, device=dev), V=V0))
+    res = train_batched(_student_objective(m, factorised), init, steps=steps, lr=lr, optimizer=optimizer, rtol=None, atol=stop_below or 0.0, progress=progress,
+                        desc="over-parameterised GD" if factorised else "unfactorised GD", data=dict(X=X, Y=Y) if samples else None, closed_form=samples)
+    return (res.params["P"] @ res.params["Q"].mT if factorised else res.params["A"]), res.params["V"], res
 
 def interpolant_dof_gap(T: int, d: int, n: int) -> int:
     "Free directions left among exact interpolants of n samples by a full-rank A with free V: dof(T) − nTd (> 0: interpolants of every rank exist; the data cannot choose among them, the optimiser's implicit bias does)."

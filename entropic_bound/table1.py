@@ -20,7 +20,7 @@ from .report import claim_over_seeds, ExperimentResult, fraction_resolution
 
 # %% auto #0
 __all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'SAME_DRAW', 'IMPLICIT_SEED_OFFSET', 'TABLE1',
-           'Table1Settings', 'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_lr',
+           'Table1Settings', 'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_protocol',
            'implicit_students', 'min_norm_given_v', 'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds',
            'summarise_table1']
 
@@ -46,10 +46,12 @@ class Table1Settings:
     detect_above: float = 3.0          # the 'visible' teacher's weakest singular value, in BBP limits σ(T/(nd))^¼
     detect_below: float = 0.5          # the 'hidden' teacher's (the data-only claim's control)
     implicit_n: int = 1                # samples in the implicit-bias regime: must leave interpolants of every rank (nTd < dof)
-    implicit_steps: int = 8000         # GD steps there, for each of the three students
-    implicit_lr: float = 0.01          # step of the small-init student and of the unfactorised (minimum-norm) one
-    large_init: float | None = None    # the implicit-bias control's init scale (None: 1/√T, the standard scale of a T×T factor)
-    large_lr: float = 0.0015           # its step (stable at that scale)
+    implicit_steps: int = 8000         # GD steps there of the unfactorised (minimum-norm) student, which converges to roundoff within them
+    implicit_lr: float = 0.01          # its step
+    implicit_gd_lr: float = 0.005      # the step of the factorised students there: small init and its control (stable at both scales)
+    implicit_stop: float = 1e-6        # ... which train to interpolation: until their training loss is at most this share of the noise floor σ²Td
+    implicit_max_steps: int = 100_000  # ... or for this many steps (the page reports whether every student stopped on the rule)
+    large_init: float | None = 0.15    # the implicit-bias control's init scale (None: 1/√T, the standard scale of a T×T factor)
 
     def __post_init__(self):
         object.__setattr__(self, "ranks", tuple(int(r) for r in self.ranks))
@@ -65,7 +67,8 @@ class Table1Settings:
                        implicit_n=(lambda v: v >= 1 and interpolant_dof_gap(self.T, self.d, v) > 0, "a sample count that leaves interpolants of every rank (n·T·d < dof)"),
                        large_init=(lambda v: v is None or v > 0, "None or > 0"),
                        sweep_steps=(positive, "> 0"), gd_steps=(positive, "> 0"), implicit_steps=(positive, "> 0"), sweep_lr=(positive, "> 0"),
-                       gd_lr=(positive, "> 0"), implicit_lr=(positive, "> 0"), large_lr=(positive, "> 0"))
+                       gd_lr=(positive, "> 0"), implicit_lr=(positive, "> 0"), implicit_gd_lr=(positive, "> 0"), implicit_stop=(lambda v: 0 < v < 1, "in (0, 1)"),
+                       implicit_max_steps=(positive, "> 0"))
 
     @property
     def base_spectrum(self) -> tuple:
@@ -93,7 +96,7 @@ class Table1Settings:
         return self.large_init if self.large_init is not None else 1 / math.sqrt(self.T)
 
 TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024),
-                  "smoke": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40, implicit_steps=40)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper); smoke: seconds, for tests
+                  "smoke": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40, implicit_steps=40, implicit_max_steps=40)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper); smoke: seconds, for tests
 
 # %% ../nbs/31_table1.ipynb #691010c7
 TEACHERS = ("paper", "nonflat", "visible", "hidden", "near_miss")   # see `_teacher_spectrum`
@@ -140,12 +143,14 @@ class TeacherRecovery:
 
 @dataclass(frozen=True)
 class ImplicitBias:
-    "The implicit-bias regime on one seed (n = `implicit_n`, interpolants of every rank exist): energy effective ranks, training losses and excess risks of three students of the same data."
+    "The implicit-bias regime on one seed (n = `implicit_n`, interpolants of every rank exist): energy effective ranks, training losses and excess risks of the students of the same data — GD from small init ('small') and from `large_init` ('large'), Adam from small init ('adam'), and A unfactorised from 0 ('min_norm')."
     energy_target: float            # energy effective rank of A*
-    energy: dict                    # {'small', 'large', 'min_norm': energy effective rank of Â}
+    energy: dict                    # {'small', 'large', 'adam', 'min_norm': energy effective rank of Â}
     loss: dict                      # the same students' final training losses
     excess: dict                    # their population excess risks (how far the interpolant is from A*⊗V*)
-    energy_given_v: dict            # {'small', 'large', 'min_norm', 'teacher': energy effective rank of the minimum-norm A for that student's learned V (the teacher's: V*)}
+    energy_given_v: dict            # {'small', 'large', 'min_norm', 'adam', 'teacher': energy effective rank of the minimum-norm A for that student's learned V (the teacher's: V*)}
+    steps: dict                     # {'small', 'large', 'adam': steps taken (the stopping rule's, or `implicit_max_steps`)}
+    stopped: dict                   # {'small', 'large', 'adam': whether the student reached the stopping rule (interpolation) within the budget}
 
 @dataclass(frozen=True)
 class Table1Seed:
@@ -212,16 +217,17 @@ def _measure_recovery(s: Table1Settings, tasks: dict, seeds, progress) -> list:
     return [{name: _teacher_recovery(every[k * S + i], gd, ls, res_gd.steps, k * S + i) for k, name in enumerate(GD_TEACHERS)}
             for i in range(S)]
 
-def implicit_lr(s: Table1Settings, scale: float) -> float:
-    "The GD step for init scale `scale` in the implicit-bias regime: `implicit_lr`, shrunk like 1/scale² above the scale where `large_lr` is the stable step."
-    return min(s.implicit_lr, s.large_lr * (s.large_init_scale / scale) ** 2)
+def implicit_protocol(s: Table1Settings, scale: float, optimizer: str = "gd") -> dict:
+    "How a factorised student of the implicit-bias regime is trained, {field: value}: from init `scale` by `optimizer` at the step `implicit_gd_lr`, to interpolation (loss <= `implicit_stop` × σ²Td) within `implicit_max_steps`, on n = `implicit_n`."
+    return dict(init_scale=scale, optimizer=optimizer, lr=s.implicit_gd_lr, stop=s.implicit_stop, max_steps=s.implicit_max_steps, n=s.implicit_n)
 
-def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=None, min_norm: bool = True) -> tuple:
-    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students: over-parameterised GD from each init scale of `scales`, and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale or 'min_norm': (A, V, TrainResult)})."
+def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=None, min_norm: bool = True, optimizer: str = "gd") -> tuple:
+    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students, trained on the samples themselves: over-parameterised `optimizer` from each init scale of `scales` (`implicit_protocol`), and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale or 'min_norm': (A, V, TrainResult)})."
     tasks = [linear_task(s.implicit_n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=IMPLICIT_SEED_OFFSET + x, device=device) for x in seeds]
-    m, ids = task_moments(tasks), [IMPLICIT_SEED_OFFSET + x for x in seeds]
-    runs = {a: train_overparameterised(m, ids, a, implicit_lr(s, a), s.implicit_steps, progress) for a in scales}
-    if min_norm: runs["min_norm"] = train_overparameterised(m, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
+    samples, ids = (torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])), [IMPLICIT_SEED_OFFSET + x for x in seeds]
+    stop = s.implicit_stop * s.noise_std**2 * s.T * s.d
+    runs = {a: train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop, optimizer=optimizer) for a in scales}
+    if min_norm: runs["min_norm"] = train_overparameterised(samples, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
 
 def min_norm_given_v(X, Y, V) -> torch.Tensor:
@@ -232,7 +238,8 @@ def min_norm_given_v(X, Y, V) -> torch.Tensor:
 def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
     "The implicit-bias regime: over-parameterised GD from small and from large init, and A trained unfactorised from 0 -> ImplicitBias per seed (with the minimum-norm A for each student's own V, and for V*)."
     tasks, runs = implicit_students(s, seeds, (s.gd_init, s.large_init_scale), device, progress)
-    runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], min_norm=runs["min_norm"])
+    _, adam = implicit_students(s, seeds, (s.gd_init,), device, progress, min_norm=False, optimizer="adam")
+    runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], adam=adam[s.gd_init], min_norm=runs["min_norm"])
     A_star, V_star = torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks])
     X, Y = torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])
     given_v = {k: V.detach() for k, (A, V, res) in runs.items()} | dict(teacher=V_star)
@@ -242,7 +249,9 @@ def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
     target = np.asarray(energy_effective_rank(A_star.cpu().numpy()))
     return [ImplicitBias(energy_target=float(target[i]), energy={k: float(v[i]) for k, v in energy.items()},
                          loss={k: float(res.loss[i]) for k, (_, _, res) in runs.items()}, excess={k: float(v[i]) for k, v in excess.items()},
-                         energy_given_v={k: float(v[i]) for k, v in given_v.items()})
+                         energy_given_v={k: float(v[i]) for k, v in given_v.items()},
+                         steps={k: int(res.steps[i]) for k, (_, _, res) in runs.items() if k != "min_norm"},
+                         stopped={k: bool(res.converged[i]) for k, (_, _, res) in runs.items() if k != "min_norm"})
             for i in range(len(seeds))]
 
 def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
@@ -387,10 +396,11 @@ def _implicit_claim(s: Table1Settings, units: dict):
     target, excess = np.array([i.energy_target for i in imp]), np.array([i.excess["small"] for i in imp])
     gap = interpolant_dof_gap(s.T, s.d, s.implicit_n)
     return claim_over_seeds("t1.implicit_bias", "4", f"at n = {s.implicit_n} ({s.implicit_n * s.T * s.d} equations, {gap} free directions: interpolants "
-                            "of every rank) GD from small init learns a lower-rank Â than the minimum-norm interpolant (energy R̃_eff, GD − minimum norm)",
+                            f"of every rank) plain GD from small init ({s.gd_init:g}), trained to interpolation (loss <= {s.implicit_stop:g} of the noise floor), "
+                            "learns a lower-rank Â than the minimum-norm interpolant (energy R̃_eff, GD − minimum norm)",
                             small - mn, 0.0, "<=", paper="implicit bias (Theorem 4's assumption)",
-                            control=(f"the same student from the standard init scale 1/√T = {s.large_init_scale:.3g} (large init − minimum norm)", large - mn),
-                            removes="small initialisation",
+                            control=(f"the same student from init {s.large_init_scale:g} — the same step, stopping rule and budget (large init − minimum norm)", large - mn),
+                            removes="small initialisation", protocol=(implicit_protocol(s, s.gd_init), implicit_protocol(s, s.large_init_scale)), changes="init_scale",
                             differs=f"Theorem 4 says GD recovers A*'s effective rank; here no solver recovers A* (V* is not identified: excess "
                             f"{excess.mean() / (s.noise_std**2 * s.T * s.d):.3g} noise floors), and small-init GD's R̃_eff differs from A*'s by "
                             f"{np.mean(small - target):.3g}: graded is the implicit bias itself")
@@ -439,14 +449,18 @@ def _implicit_decomposition(units: dict) -> list:
              "A given V": mean(lambda i: i.energy[k] - i.energy_given_v[k]), "learned V": mean(lambda i: i.energy_given_v[k] - i.energy_given_v["min_norm"]),
              "minimum-norm student exact": bool(all(abs(i.energy_given_v["min_norm"] - i.energy["min_norm"]) < 1e-9 for i in imp)),
              "R̃_eff, minimum-norm A for own V": mean(lambda i: i.energy_given_v[k]), "R̃_eff, minimum-norm A for V*": mean(lambda i: i.energy_given_v["teacher"])}
-            for k in ("small", "large")]
+            for k in ("small", "large", "adam")]
 
-def _implicit_rows(units: dict) -> list:
-    "One row per student of the implicit-bias regime: energy R̃_eff, training loss, excess risk, means over seeds."
-    imp = [x.implicit for x in units.values()]
-    names = dict(small="over-parameterised GD, small init", large="over-parameterised GD, init 1/√T", min_norm="A unfactorised from 0 (minimum norm)")
-    return [{"student": label, "R̃_eff(Â)": float(np.mean([i.energy[k] for i in imp])), "R̃_eff(A*)": float(np.mean([i.energy_target for i in imp])),
-             "train loss": float(np.mean([i.loss[k] for i in imp])), "excess risk": float(np.mean([i.excess[k] for i in imp]))} for k, label in names.items()]
+def _implicit_rows(s: Table1Settings, units: dict) -> list:
+    "One row per student of the implicit-bias regime: energy R̃_eff, its gap to the minimum-norm student, training loss (and over the noise floor), excess risk — means over seeds — and the steps taken (most over seeds) and whether every seed stopped on the interpolation rule."
+    imp, floor = [x.implicit for x in units.values()], s.noise_std**2 * s.T * s.d
+    names = dict(small=f"GD, small init {s.gd_init:g}", large=f"GD, init {s.large_init_scale:g} (the control)", adam=f"Adam, small init {s.gd_init:g}",
+                 min_norm="GD on A unfactorised from 0 (minimum norm)")
+    mean = lambda f: float(np.mean([f(i) for i in imp]))
+    return [{"student": label, "R̃_eff(Â)": mean(lambda i: i.energy[k]), "− minimum norm": mean(lambda i: i.energy[k] - i.energy["min_norm"]),
+             "R̃_eff(A*)": mean(lambda i: i.energy_target), "train loss / floor": mean(lambda i: i.loss[k]) / floor, "excess risk": mean(lambda i: i.excess[k]),
+             "steps (most)": max(i.steps[k] for i in imp) if k in imp[0].steps else s.implicit_steps,
+             "interpolates": all(i.stopped[k] for i in imp) if k in imp[0].stopped else None} for k, label in names.items()]
 
 def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
     "The extras (plain data): the sweep's means for Figure 1, the per-seed arrays, the paper teacher's GD profile, the recovery, detection and implicit-bias rows, the settings."
@@ -459,9 +473,9 @@ def _extra(s: Table1Settings, sweep: RankSweep, units: dict) -> dict:
                                criterion=s.achievability_criterion, value=s.near_miss_value),
                 gd={f.name: getattr(gd, f.name) for f in fields(LearnedRanks)}, gd_steps=[t.gd_steps for t in paper],
                 sweep_steps=[v for x in per_seed for v in x.sweep_steps], data_only=[x.data_only["paper"] for x in per_seed],
-                recovery_rows=_recovery_rows(units), detection_rows=_detection_rows(s, units), implicit_rows=_implicit_rows(units),
+                recovery_rows=_recovery_rows(units), detection_rows=_detection_rows(s, units), implicit_rows=_implicit_rows(s, units),
                 implicit_decomposition=_implicit_decomposition(units),
-                implicit={k: [x.implicit.energy[k] for x in per_seed] for k in ("small", "large", "min_norm")}
+                implicit={k: [x.implicit.energy[k] for x in per_seed] for k in ("small", "large", "adam", "min_norm")}
                 | dict(target=[x.implicit.energy_target for x in per_seed]),
                 noise_energy=[x.noise_energy for x in per_seed], settings=dict(vars(s), seeds=list(units)))
 

@@ -89,29 +89,29 @@ def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
     return full
 
 def _converged(cur, last, active, rtol, atol):
-    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last`."
-    if rtol is None: return torch.zeros_like(active)
+    "Models of the batch (rows of `active`) whose checked loss `cur` is below `atol` or changed by at most a relative `rtol` since `last` (`rtol` None: only the first rule, and only where `atol` > 0)."
+    if rtol is None: return active & (cur <= atol) if atol > 0 else torch.zeros_like(active)
     return active & ((cur <= atol) | ((last - cur).abs() <= rtol * cur.abs()))
 
-def _shed(full: dict, p: dict, d: dict, rows, active, opt) -> tuple:
+def _shed(full: dict, p: dict, d: dict, rows, active, opt, closed_form: bool = False) -> tuple:
     "Set the frozen models' parameters aside into `full` and keep training only the `active` rows -> (p, d, rows, active)."
     with torch.no_grad():
         for k in full: full[k][rows] = p[k].detach()
     rows, keep = rows[active], active.nonzero().squeeze(-1)
-    p = {k: v.detach()[keep].requires_grad_(True) for k, v in p.items()}
+    p = {k: v.detach()[keep].requires_grad_(not closed_form) for k, v in p.items()}
     d = {k: v[keep] for k, v in d.items()}
     opt.keep(keep)
     return p, d, rows, active[keep]
 
 def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
                   rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
-                  desc: str = "training", data: dict | None = None, compact_below: float | None = None) -> TrainResult:
-    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models."
+                  desc: str = "training", data: dict | None = None, compact_below: float | None = None, closed_form: bool = False) -> TrainResult:
+    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models; `closed_form`: `loss_fn` returns (loss, {name: gradient}) itself, and no autograd graph is built."
     compact_below = COMPACT_BELOW if compact_below is None else compact_below
     full = _start(params, data, steps, lr)
     B, device = next(iter(full.values())).shape[0], next(iter(full.values())).device
     rows = torch.arange(B, device=device)                      # models still in the batch, as indices into the full batch
-    p = {k: v.clone().requires_grad_(True) for k, v in full.items()}
+    p = {k: v.clone().requires_grad_(not closed_form) for k, v in full.items()}
     d = data
     opt = _Optimizer(optimizer, p, lr)
     active = torch.ones(B, dtype=torch.bool, device=device)   # per row of the current batch
@@ -122,9 +122,10 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
     bar = tqdm(total=steps, desc=desc, disable=None if progress is None else not progress, leave=False)
     with cpu_threads(device, engine_threads()):          # the steps on every core the engine may use
         for step in range(1, steps + 1):
-            loss = loss_fn(p) if data is None else loss_fn(p, d)
+            out = loss_fn(p) if data is None else loss_fn(p, d)
+            loss, grads = out if closed_form else (out, None)
             if loss.shape != (len(rows),): raise InputError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
-            grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
+            if grads is None: grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
             opt.step(p, grads, None if active.all() else ~active)
             if step % check_every == 0 or step == steps:
                 cur = loss.detach().to(torch.float64)
@@ -138,9 +139,10 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
                 bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
                 if not active.any(): break
                 if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
-                    p, d, rows, active = _shed(full, p, d, rows, active, opt)
+                    p, d, rows, active = _shed(full, p, d, rows, active, opt, closed_form)
         bar.close()
         with torch.no_grad():
             for k in full: full[k][rows] = p[k].detach()
-            final_loss = (loss_fn(full) if data is None else loss_fn(full, data)).detach()
+            out = loss_fn(full) if data is None else loss_fn(full, data)
+            final_loss = (out[0] if closed_form else out).detach()
     return TrainResult(full, final_loss, stopped_at, torch.stack(history), steps)

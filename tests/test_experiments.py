@@ -10,7 +10,7 @@ from entropic_bound.experiment import shelf, experiment
 from entropic_bound.report import ROUNDOFF
 
 TINY = {
-    "table1": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40, implicit_steps=40),
+    "table1": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40, implicit_steps=40, implicit_max_steps=40),
     "table2": dict(r_stars=(1, 3), n=32, n_test=64, steps=10, pos_steps=10),
     "table3": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),
     "table4": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,)),
