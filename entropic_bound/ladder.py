@@ -12,14 +12,14 @@ from scipy.optimize import minimize_scalar
 
 import torch
 
-from .tasks import linear_task, attention_mixing
+from .tasks import linear_task, attention_mixing, with_direction
 from .train import seeded_normal, train_batched, rank_mask
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing', 'token_mixing',
-           'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound', 'heldout_excess',
-           'fit_ladder_class']
+__all__ = ['NEAR_MISS_DIRECTION', 'LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing',
+           'token_mixing', 'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound',
+           'heldout_excess', 'fit_ladder_class']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -45,15 +45,21 @@ class LadderData:
         return LadderData(self.X[idx], self.Y[idx], self.X_test[idx], self.Y_test[idx], self.A[idx], self.V[idx],
                           [self.seeds[i] for i in idx], [self.r_stars[i] for i in idx], self.noise_std)
 
+NEAR_MISS_DIRECTION = 7_000_000   # seeds of the extra directions `ladder_data(extra=...)` adds: draws no task makes
+
 def ladder_data(seeds, r_stars, n: int, n_test: int, T: int = 16, d: int = 12, noise_std: float = 0.05,
-                dtype=torch.float32, device="cpu", spectra=None) -> LadderData:
-    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values."
+                dtype=torch.float32, device="cpu", spectra=None, extra=None) -> LadderData:
+    "Tasks `linear_task(n + n_test, r_star=r, seed=s)` for every (s, r) in seeds × r_stars, split into train and clean held-out; `spectra` (one per r*, or None) sets A*'s singular values; `extra` (one value per r*, or None): each task is that draw with one more direction of that singular value (`with_direction`: the near miss of the same teacher; `r_stars` stays the teacher's own)."
     if n < 1 or n_test < 2: raise InputError(f"need n >= 1 and n_test >= 2; got n={n}, n_test={n_test}")
     spectra = [None] * len(r_stars) if spectra is None else list(spectra)
     if len(spectra) != len(r_stars): raise InputError(f"need one spectrum (or None) per r*; got {len(spectra)} for {len(r_stars)}")
     keys = [(int(s), int(r), sp) for s in seeds for r, sp in zip(r_stars, spectra)]
     if not keys: raise InputError("need at least one seed and one r*")
     tasks = [linear_task(n + n_test, T, d, r, spectrum=sp, noise_std=noise_std, seed=s) for s, r, sp in keys]
+    if extra is not None:
+        if len(extra) != len(r_stars): raise InputError(f"need one extra value per r*; got {len(extra)} for {len(r_stars)}")
+        values = dict(zip(r_stars, extra))
+        tasks = [with_direction(t, values[r], seed=NEAR_MISS_DIRECTION + 1000 * s + r) for t, (s, r, _) in zip(tasks, keys)]
     stack = lambda f: torch.stack([f(t) for t in tasks]).to(device=device, dtype=dtype)
     return LadderData(stack(lambda t: t.X[:n]), stack(lambda t: t.Y[:n]), stack(lambda t: t.X[n:]), stack(lambda t: t.Y_clean[n:]),
                       torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks]),

@@ -12,7 +12,7 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention',
-           'softmax_attention', 'AttentionTask', 'attention_task']
+           'softmax_attention', 'AttentionTask', 'attention_task', 'with_direction']
 
 # %% ../nbs/20_tasks.ipynb #0c5e2f17
 from .spectral import as_float64_array, checked_number, checked_noise_std, InputTypeError
@@ -138,3 +138,22 @@ def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str 
     Y_clean = ATTENTION[kind](X, K, V)
     Y = Y_clean + noise_std * torch.randn(Y_clean.shape, generator=gen, dtype=torch.float64)
     return AttentionTask(X.to(device), Y.to(device), Y_clean.to(device), K.to(device), V.to(device), float(noise_std), int(r_star), kind)
+
+# %% ../nbs/20_tasks.ipynb #3f0b26b2
+def with_direction(task, value: float, seed: int):
+    "The same draw as `task` (inputs, value map, noise, its r* directions) with one more direction in its operator: A* (or K*) + `value`·u vᵀ, u and v unit vectors orthogonal to its column and row spaces, drawn from `seed` -> a task of the same kind with r* + 1."
+    M = task.A if isinstance(task, LinearTask) else task.K
+    M64, r = M.cpu().to(torch.float64), int(task.r_star)
+    if r >= min(M64.shape): raise InputError(f"the operator has rank {r} = min{tuple(M64.shape)}: no direction is left to add")
+    value = checked_number(value, "value", low=0, open_low=True)
+    gen = torch.Generator().manual_seed(int(seed))
+    U, _, Vh = torch.linalg.svd(M64)
+    u = U[:, r:] @ torch.randn(M64.shape[0] - r, generator=gen, dtype=torch.float64)       # a random direction outside the column space
+    v = Vh[r:].T @ torch.randn(M64.shape[1] - r, generator=gen, dtype=torch.float64)       # ... and outside the row space
+    M2 = (M64 + value * torch.outer(u / u.norm(), v / v.norm())).to(device=M.device, dtype=M.dtype)
+    noise = task.Y - task.Y_clean
+    if isinstance(task, LinearTask):
+        Y_clean = M2 @ task.X @ task.V
+        return LinearTask(task.X, Y_clean + noise, Y_clean, M2, task.V, task.noise_std, r + 1)
+    Y_clean = ATTENTION[task.kind](task.X, M2, task.V)
+    return AttentionTask(task.X, Y_clean + noise, Y_clean, M2, task.V, task.noise_std, r + 1, task.kind)

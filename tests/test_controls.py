@@ -56,3 +56,45 @@ def test_one_change_refuses_a_second_difference():
     arm = dict(kind="linear", kernel_scale=1.0, n=100)
     assert one_change(arm, dict(arm, kind="softmax"), "kind") == ("kind",)
     with pytest.raises(InputError, match="kernel_scale"): one_change(arm, dict(arm, kind="softmax", kernel_scale=3.0), "kind")
+
+
+def _same_draw_plus_one_direction(claim, control, operator: str, r_star: int):
+    "The control's teacher is the claim's draw (inputs, value map, noise, its r* directions) with one more direction in its operator."
+    for field in ("X", "V"):
+        torch.testing.assert_close(getattr(claim, field), getattr(control, field), rtol=0, atol=0, msg=f"{field} differs")
+    torch.testing.assert_close(control.Y - control.Y_clean, claim.Y - claim.Y_clean, rtol=0, atol=1e-12)      # the same noise
+    diff = (getattr(control, operator) - getattr(claim, operator)).double()
+    s = torch.linalg.svdvals(diff)
+    assert s[0] > 0 and s[1] < 1e-12 * s[0]                                                                  # exactly one direction added
+    U, _, Vh = torch.linalg.svd(getattr(claim, operator).double())
+    assert (U[:, :r_star].T @ diff).abs().max() < 1e-12 and (diff @ Vh[:r_star].T).abs().max() < 1e-12    # outside the claim teacher's spaces
+
+
+def test_near_miss_teachers_are_the_claims_draw_plus_one_direction():
+    from entropic_bound import table1, table2, table3
+    from entropic_bound.ladder import ladder_data
+    s1 = table1.Table1Settings()
+    _same_draw_plus_one_direction(table1._teacher_task(s1, "paper", 1, "cpu"), table1._teacher_task(s1, "near_miss", 1, "cpu"), "A", s1.r_star)
+    s2 = table2.Table2Settings(**table2.TABLE2_PRESETS["smoke"])
+    kw = dict(seeds=[1], r_stars=list(s2.r_stars), n=s2.n, n_test=s2.n_test, dtype=torch.float64)
+    plain, near = ladder_data(**kw), ladder_data(**kw, extra=[sp[-1] for sp in table2.near_miss_spectra(s2)])
+    assert near.r_stars == plain.r_stars
+    for i, r in enumerate(plain.r_stars):
+        torch.testing.assert_close(near.X[i], plain.X[i], rtol=0, atol=0); torch.testing.assert_close(near.V[i], plain.V[i], rtol=0, atol=0)
+        diff = near.A[i] - plain.A[i]
+        assert torch.linalg.matrix_rank(diff) == 1 and torch.linalg.matrix_rank(near.A[i]) == r + 1
+    s3 = table3.Table3Settings(**table3.TABLE3_PRESETS["smoke"])
+    for kind in ("linear", "softmax"):
+        near_teacher = table3.near_miss_teacher(s3, kind, 2, 1)
+        assert near_teacher.draw_seed == table3.Teacher(kind, 2, 1).draw_seed                                # the same initialisation of the students
+        _same_draw_plus_one_direction(table3.Teacher(kind, 2, 1).task(s3), near_teacher.task(s3), "K", 2)
+
+
+@pytest.mark.parametrize("name, expected", [("table1", {"t1.achievability": ("extra_direction",), "t1.data_only": ("weakest_value",),
+                                                        "t1.implicit_bias": ("init_scale",)}),
+                                            ("table2", {"t2.B0": ("extra_direction",), "t2.positions.B3": ("positions",)})])
+def test_linear_tables_record_their_one_change(name, expected):
+    from entropic_bound.experiment import experiment, run
+    exp = experiment(name)
+    res = run(exp, exp.settings("smoke"), seeds=(0,), progress=False)
+    assert {c.id: c.changes for c in res.claims if c.changes is not None} == expected
