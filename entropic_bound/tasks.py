@@ -148,8 +148,9 @@ def with_direction(task, value: float, seed: int):
     value = checked_number(value, "value", low=0, open_low=True)
     gen = torch.Generator().manual_seed(int(seed))
     U, _, Vh = torch.linalg.svd(M64)
-    u = U[:, r:] @ torch.randn(M64.shape[0] - r, generator=gen, dtype=torch.float64)       # a random direction outside the column space
-    v = Vh[r:].T @ torch.randn(M64.shape[1] - r, generator=gen, dtype=torch.float64)       # ... and outside the row space
+    U, W = U[:, :r], Vh[:r].T                                       # the column and row spaces (their projectors are unique; a basis of the rest is not)
+    u = torch.randn(M64.shape[0], generator=gen, dtype=torch.float64); u = u - U @ (U.T @ u)    # a random direction outside the column space
+    v = torch.randn(M64.shape[1], generator=gen, dtype=torch.float64); v = v - W @ (W.T @ v)    # ... and outside the row space
     M2 = (M64 + value * torch.outer(u / u.norm(), v / v.norm())).to(device=M.device, dtype=M.dtype)
     noise = task.Y - task.Y_clean
     if isinstance(task, LinearTask):
