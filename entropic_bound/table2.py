@@ -239,6 +239,10 @@ def _measure_near_miss(s: Table2Settings, seeds, device, progress) -> tuple:
     cost = (weakest ** 2 * ndata.V.pow(2).sum((-1, -2))).numpy() / ndata.signal.numpy()             # Theorem 1: ‖V*‖² Σ_{j>r*} s_j², relative
     return out, cost
 
+def _ladder_training(s: Table2Settings, cls: str, **fields) -> dict:
+    "How the rank-r* model of class `cls` is trained on the claim teachers (`_measure_classes`, `_measure_rungs`, `_measure_near_miss`), {field: value}, with `fields` (what a claim and its control set): `one_change` compares two of these."
+    return dict(cls=cls, r_stars=list(s.r_stars), rank="r*", init=s.achieve_init, steps=s.steps, lr=s.lr, rtol=s.rtol, n=s.n) | fields
+
 def _positional_training(s: Table2Settings) -> dict:
     "How B3+pos and its control, B3 without positions, are both trained (t2.positions.B3 compares these with `one_change`)."
     return dict(cls="B3", rank=s.d, init=s.achieve_init, steps=s.pos_steps, lr=s.lr, rtol=0.0, ffn=s.ffn, r_star=s.pos_r_star)
@@ -324,7 +328,7 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
     thr, m = b0_criterion(s), s.near_miss
     near_note = (f"the same measurement on the same teachers' draws with one more direction in A*, which costs {m:g}x the criterion "
                  f"(Theorem 1; predicted {float(t.near_miss.mean()):.3g})")
-    arm = lambda extra: dict(r_stars=list(s.r_stars), extra_direction=extra, rank="r*", init=s.achieve_init, steps=s.steps, lr=s.lr, rtol=s.rtol, n=s.n)
+    arm = lambda extra: _ladder_training(s, "B0", extra_direction=extra)
     removes = "the rank covering the teacher (one direction of the teacher left outside the model's rank, at a small predicted cost)"
     claims = [claim_over_seeds("t2.B0", "5", "B0 (A X V, rank r*) achieves: relative excess within 2x the estimation scale σ²k_r/n",
                                t.classes["B0"].rel, thr, "<=", paper="achieves", control=(near_note, t.near["B0"].rel), removes=removes,
@@ -339,8 +343,9 @@ def _claims(s: Table2Settings, t: Table2Tasks) -> list:
                                    "(a consistency check: B1+pos contains B0 exactly, at K = 0, so it can achieve wherever B0 does; this checks that training finds it)",
                                    b1p.rel, thr, "<=", kind="consistency",
                                    differs="the paper names input conditioning as the cause; B1+pos is input-conditioned and achieves"))
-    claims.append(_position_claim("t2.positions.B1", "B1+pos", "B1", b1p.rel, b1p.se, t.bound, t.classes["B1"].rel))
-    claims.append(_position_claim("t2.positions.B2", "B2+pos", "B2", b2p.rel, b2p.se, t.bound, t.classes["B2"].rel))
+    for cls, rung in (("B1", b1p), ("B2", b2p)):                     # the rung and its class: the same training, with and without positions
+        claims.append(_position_claim(f"t2.positions.{cls}", f"{cls}+pos", cls, rung.rel, rung.se, t.bound, t.classes[cls].rel,
+                                      protocol=(_ladder_training(s, cls, positions=True), _ladder_training(s, cls, positions=False))))
     pos = t.positional
     arm = lambda positions: dict(_positional_training(s), positions=positions)
     claims.append(_position_claim("t2.positions.B3", "B3 with a learned positional embedding", "B3", pos.rel, pos.se, pos.bound, pos.without,

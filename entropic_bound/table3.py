@@ -471,12 +471,13 @@ def _deficiency_claim(s: Table3Settings, students: list, kind: str):
     return claim_over_seeds(f"t3.{kind}.deficiency", "§6", "softmax attention: a head of kernel rank r < r* stays farther from the noise floor than a head that "
                             "realises the teacher may (the achievability criterion 2σ²·dof/n; no softmax analogue of Proposition 1's bound is proved)",
                             below, _criterion(s, kind), ">=", paper="deficiency restored",
-                            control=("the same minimum for heads of rank r* on the same teachers", at_r_star), removes="the rank deficit (r < r*)")
+                            control=("the same minimum for heads of rank r* on the same teachers", at_r_star), removes="the rank deficit (r < r*)",
+                            protocol=(_head_protocol(s, kind, rank="r < r*"), _head_protocol(s, kind)), changes="rank")
 
-def _achievability_protocol(s: Table3Settings, kind: str, cost: float) -> dict:
-    "How `t3.<kind>.achievability`'s heads (`cost` 0) and its control's (`cost`: the extra direction's cost over the criterion) are measured, {field: value}."
-    return dict(kind=kind, r_stars=list(s.r_stars), teachers="flat, seed's own draw", extra_direction_cost=cost, rank="r*", init=s.init_scale, lr=s.lr,
-                steps=s.steps, rtol=s.rtol, n=s.n)
+def _head_protocol(s: Table3Settings, kind: str, **fields) -> dict:
+    "How a head of the students part is trained and graded on the flat teachers (each seed's own draw), {field: value}, with `fields` (what a claim and its control set): `one_change` compares two of these."
+    return dict(kind=kind, r_stars=list(s.r_stars), teachers="flat, seed's own draw", extra_direction_cost=0.0, rank="r*", init=s.init_scale, lr=s.lr,
+                steps=s.steps, rtol=s.rtol, n=s.n) | fields
 
 def _achievability_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.achievability`: per seed, the largest excess at r = r* is at most twice the largest rate; control: the same heads on near-miss teachers of rank r* + 1."
@@ -486,7 +487,7 @@ def _achievability_claim(s: Table3Settings, students: list, kind: str):
                             at_r_star, _criterion(s, kind), "<=", paper="achievability restored",
                             control=(f"the same maximum for the same rank-r* heads (same initialisations and training) on the same teachers' draws with one more "
                                      f"direction in the kernel, costing {s.near_miss_cost:g} × the criterion", near), removes="kernel rank r* covering the teacher's kernel",
-                            protocol=(_achievability_protocol(s, kind, 0.0), _achievability_protocol(s, kind, s.near_miss_cost)), changes="extra_direction_cost")
+                            protocol=(_head_protocol(s, kind), _head_protocol(s, kind, extra_direction_cost=s.near_miss_cost)), changes="extra_direction_cost")
 
 def _recovery_claim(s: Table3Settings, students: list, kind: str):
     "`t3.<kind>.recovery` (consistency): the r = d student's energy rank errs from r* by at most the estimation-noise tolerance."
@@ -505,7 +506,8 @@ def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
     return claim_over_seeds(f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
                             f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): gradient descent from small initialisation ({s.init_scale:g}) learns a kernel "
                             "whose energy effective rank is r* up to the estimation-noise tolerance", err("small"), tol, "<=", paper="recovery restored",
-                            control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation")
+                            control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation",
+                            protocol=(_head_protocol(s, kind, rank="d", n=n_u), _head_protocol(s, kind, rank="d", n=n_u, init=s.large_init_scale)), changes="init")
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."

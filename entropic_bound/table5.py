@@ -324,6 +324,7 @@ def _frontier_pair(s, units: dict, field: str, g: float, ids: tuple, where: str,
     arm = lambda kind: dict(kind=kind, route=LOG_INVERSION, d=s.d, noise_std=s.noise_std,
                             cells=[(x, ft.T, ft.kernel_scale, ft.r_star, ft.ns[i]) for x, seed in units.items() for ft, i in _graded(getattr(seed, field), s.d, g, "beyond")])
     paper = "only partial pre-training recovery (nonlinear inversion)"
+    side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which)
     return [
         claim_over_seeds(ids[0], "§6", f"{where}: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the {ladder}'s step) "
                          "the data-only rank equals r* in at most half the cells — a systematic misfit grows above an edge that does not",
@@ -334,7 +335,7 @@ def _frontier_pair(s, units: dict, field: str, g: float, ids: tuple, where: str,
                          "equals r* in more than half the cells", below, 0.5, ">=", paper=paper,
                          differs=differs, control=("the same softmax tasks beyond the predicted frontier (n >= g·n1)", beyond),
                          removes="few enough samples (the same tasks at n >= g·n1, where the misfit has grown above the edge)",
-                         resolution=1.0 / max(1, items("below"))),
+                         resolution=1.0 / max(1, items("below")), protocol=(side("below"), side("beyond")), changes="side"),
     ]
 
 def _frontier_claims(s, units: dict) -> list:

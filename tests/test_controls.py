@@ -92,8 +92,12 @@ def test_near_miss_teachers_are_the_claims_draw_plus_one_direction():
 
 @pytest.mark.parametrize("name, expected", [("table1", {"t1.achievability": ("extra_direction",), "t1.data_only": ("weakest_value",),
                                                         "t1.implicit_bias": ("init_scale",)}),
-                                            ("table2", {"t2.B0": ("extra_direction",), "t2.positions.B3": ("positions",)})])
-def test_linear_tables_record_their_one_change(name, expected):
+                                            ("table2", {"t2.B0": ("extra_direction",), "t2.positions.B1": ("positions",), "t2.positions.B2": ("positions",),
+                                                        "t2.positions.B3": ("positions",)}),
+                                            ("table3", {"t3.linear.achievability": ("extra_direction_cost",), "t3.softmax.achievability": ("extra_direction_cost",),
+                                                        "t3.softmax.deficiency": ("rank",), "t3.linear.recovery_underdetermined": ("init",),
+                                                        "t3.softmax.recovery_underdetermined": ("init",)})])
+def test_tables_1_to_3_record_their_one_change(name, expected):
     from entropic_bound.experiment import experiment, run
     exp = experiment(name)
     res = run(exp, exp.settings("smoke"), seeds=(0,), progress=False)
