@@ -22,8 +22,8 @@ __all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MI
            'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'truncation_cost',
            'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'recovery_tolerance', 'measure_students',
            'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure', 'spectra_figure',
-           'estimator_figure', 'table3_rows', 'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3',
-           'Table3']
+           'estimator_figure', 'table3_rows', 'linear_oracle_kernel', 'underdetermined_oracle', 'table3_claims',
+           'table3_figures', 'table3_extra', 'summarise_table3', 'Table3']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -508,6 +508,23 @@ def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
                             "whose energy effective rank is r* up to the estimation-noise tolerance", err("small"), tol, "<=", paper="recovery restored",
                             control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation",
                             protocol=(_head_protocol(s, kind, rank="d", n=n_u), _head_protocol(s, kind, rank="d", n=n_u, init=s.large_init_scale)), changes="init")
+
+def linear_oracle_kernel(task, n: int) -> torch.Tensor:
+    "The least-squares kernel of a linear-attention teacher on its first `n` samples with V* handed in: linear attention is Y_i = X_i K M_i, M_i = X_iᵀX_iV*/T, so K̂ = argmin Σ_i ‖X_i K M_i − Y_i‖² (minimum norm where the samples leave it free) -> (d, d) float64."
+    X, Y, V = (t.cpu().to(torch.float64) for t in (task.X[:n], task.Y[:n], task.V))
+    M = X.transpose(-1, -2) @ X @ V / X.shape[-2]                                   # (n, d, d_v)
+    D = torch.cat([torch.kron(X[i], M[i].T.contiguous()) for i in range(n)])                     # row-major vec(X K M) = (X ⊗ Mᵀ) vec(K)
+    return (torch.linalg.pinv(D) @ Y.reshape(-1)).reshape(X.shape[-1], X.shape[-1])
+
+def underdetermined_oracle(s: Table3Settings, seeds) -> dict:
+    "Can any student meet `t3.linear.recovery_underdetermined`'s criterion? The oracle `linear_oracle_kernel` on `underdetermined_n` samples of each flat linear teacher: its mean energy-rank error |R̃_eff(K̂) − r*| against the claim's mean tolerance."
+    n_u, err, tol = underdetermined_n(s), [], []
+    for r_star in s.r_stars:
+        for x in seeds:
+            teacher = Teacher("linear", r_star, x)
+            task = teacher.task(s)
+            err.append(abs(float(kernel_ranks(linear_oracle_kernel(task, n_u))["energy"]) - r_star)); tol.append(_tolerance(s, teacher, task, n_u))
+    return dict(n=n_u, error=float(np.mean(err)), tolerance=float(np.mean(tol)))
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."
