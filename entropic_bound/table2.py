@@ -205,8 +205,7 @@ def _measure_classes(s: Table2Settings, data, progress) -> dict:
     M, classes = len(data.seeds), {}
     for cls in LADDER:
         full = s.T if cls == "B0" else s.d
-        res, rk = fit_ladder_class(cls, data, [data.r_stars, [full] * M], [s.achieve_init, s.recover_init], s.steps, s.lr, s.rtol,
-                                   s.ffn, progress=progress)
+        res, rk = _fit_ladder(s, cls, data, [data.r_stars, [full] * M], [s.achieve_init, s.recover_init], progress)
         classes[cls] = _measure_class(cls, data, res, rk)
     return classes
 
@@ -220,9 +219,8 @@ def _rung(cls: str, data, res, rk: torch.Tensor, models: slice) -> RungMeasureme
 def _measure_rungs(s: Table2Settings, data, progress) -> dict:
     "The position-aware rungs at rank r* on every task: B1+pos in one batch, B2+pos with B0s (B2+pos at kernel rank 0) in another -> {rung: RungMeasurement}."
     M = len(data.seeds)
-    res1, rk1 = fit_ladder_class("B1", data, [data.r_stars], [s.achieve_init], s.steps, s.lr, s.rtol, s.ffn, positional=True, progress=progress)
-    res2, rk2 = fit_ladder_class("B2", data, [data.r_stars, [0] * M], [s.achieve_init, s.achieve_init], s.steps, s.lr, s.rtol, s.ffn,
-                                 positional=True, progress=progress)
+    res1, rk1 = _fit_ladder(s, "B1", data, [data.r_stars], [s.achieve_init], progress, positional=True)
+    res2, rk2 = _fit_ladder(s, "B2", data, [data.r_stars, [0] * M], [s.achieve_init, s.achieve_init], progress, positional=True)
     return {"B1+pos": _rung("B1", data, res1, rk1, slice(0, M)), "B2+pos": _rung("B2", data, res2, rk2, slice(0, M)),
             "B0s": _rung("B2", data, res2, rk2, slice(M, 2 * M))}
 
@@ -233,7 +231,7 @@ def _measure_near_miss(s: Table2Settings, seeds, device, progress) -> tuple:
     ranks = list(ndata.r_stars)
     out = {}
     for name, cls, positional in (("B0", "B0", False), ("B1+pos", "B1", True)):
-        res, rk = fit_ladder_class(cls, ndata, [ranks], [s.achieve_init], s.steps, s.lr, s.rtol, s.ffn, positional=positional, progress=progress)
+        res, rk = _fit_ladder(s, cls, ndata, [ranks], [s.achieve_init], progress, positional=positional)
         out[name] = _rung(cls, ndata, res, rk, slice(0, len(ranks)))
     weakest = torch.linalg.svdvals(ndata.A)[torch.arange(len(ranks)), torch.as_tensor(ranks)]        # s_{r*+1} of each teacher
     cost = (weakest ** 2 * ndata.V.pow(2).sum((-1, -2))).numpy() / ndata.signal.numpy()             # Theorem 1: ‖V*‖² Σ_{j>r*} s_j², relative
@@ -242,6 +240,11 @@ def _measure_near_miss(s: Table2Settings, seeds, device, progress) -> tuple:
 def _ladder_training(s: Table2Settings, cls: str, **fields) -> dict:
     "How the rank-r* model of class `cls` is trained on the claim teachers (`_measure_classes`, `_measure_rungs`, `_measure_near_miss`), {field: value}, with `fields` (what a claim and its control set): `one_change` compares two of these."
     return dict(cls=cls, r_stars=list(s.r_stars), rank="r*", init=s.achieve_init, steps=s.steps, lr=s.lr, rtol=s.rtol, n=s.n) | fields
+
+def _fit_ladder(s: Table2Settings, cls: str, data, ranks: list, inits: list, progress, positional: bool = False):
+    "`fit_ladder_class` on `data` with the step budget, step and stopping rule `_ladder_training` describes — so the protocols the claims compare are the ones trained."
+    t = _ladder_training(s, cls)
+    return fit_ladder_class(cls, data, ranks, inits, t["steps"], t["lr"], t["rtol"], s.ffn, positional=positional, progress=progress)
 
 def _positional_training(s: Table2Settings) -> dict:
     "How B3+pos and its control, B3 without positions, are both trained (t2.positions.B3 compares these with `one_change`)."
