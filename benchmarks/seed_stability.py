@@ -44,7 +44,7 @@ def main():
     reference = {i: dict(verdict=v, margin=ref_margin.get(i)) for i, v in ref.items()}
     STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=head_commit(),
                                       reference_seeds=[0, 1, 2], reference=reference, claims=claims), indent=1) + "\n")
-    print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in spreads):")
+    print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in pooled standard errors):")
     print(f"{'claim':40s} {'seeds 0-2':>20s} {'new seeds':>20s}")
     for c in claims:
         mark = "" if c["verdict"] == ref.get(c["id"]) else "   <- differs"

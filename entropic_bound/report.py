@@ -12,18 +12,18 @@ import numpy as np
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SPREADS', 'Claim', 'one_change', 'claim_over_seeds', 'fraction_resolution',
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'Claim', 'one_change', 'claim_over_seeds', 'pooled_se', 'fraction_resolution',
            'assert_claims', 'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells',
            'cell_numbers', 'spread_tolerance', 'compare_cells']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
 ROUNDOFF = 1e-6          # relative: about ten float32 units in the last place
-STRAWMAN_SPREADS = 100.0 # a control farther than this many spreads from its criterion is a strawman (see the prose above)
+STRAWMAN_SE = 300.0      # a control farther than this many standard errors from its criterion is a strawman (see the prose above)
 
 @dataclass
 class Claim:
-    "One claim: `measured` (mean over seeds, `spread` = [min, max]) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`; `kind` 'empirical' (with a negative `control` Claim that must fail, and `removes`: the one ingredient the control takes away) or 'consistency'."
+    "One claim: `measured` (mean over seeds, `spread` = [min, max], `se` its pooled standard error with `df` degrees of freedom) must be `direction` ('<=', '>=' or 'within' `target` ±) `threshold`; `kind` 'empirical' (with a negative `control` Claim that must fail, and `removes`: the one ingredient the control takes away) or 'consistency'."
     id: str
     section: str
     statement: str
@@ -40,6 +40,8 @@ class Claim:
     differs: str | None = None      # why this statement is not the paper's literal one (None: it is the paper's)
     setting: str | None = None      # why the `paper` figure follows from a setting chosen to match it (None: it is reproduced)
     changes: tuple | None = None    # the protocol field(s) by which the control differs from the claim, checked by `one_change` (None: not given)
+    se: float | None = None         # standard error of `measured`, from the variance pooled over the claim's and its control's values (None: not known)
+    df: int = 0                     # the degrees of freedom of that pooled variance (0: one value each, no spread)
 
     def __post_init__(self):
         if self.direction not in ("<=", ">=", "within"): raise InputError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
@@ -47,6 +49,7 @@ class Claim:
         if not all(math.isfinite(v) for v in (self.measured, self.threshold, self.resolution, 0.0 if self.target is None else self.target)):
             raise InputError(f"claim {self.id}: measured ({self.measured}), threshold ({self.threshold}), resolution and target must be finite")
         if self.resolution < 0: raise InputError(f"claim {self.id}: resolution must be >= 0; got {self.resolution}")
+        if self.se is not None and not (math.isfinite(self.se) and self.se >= 0): raise InputError(f"claim {self.id}: se must be finite and >= 0; got {self.se}")
         if self.kind not in KINDS: raise InputError(f"claim {self.id}: kind must be one of {KINDS}; got {self.kind!r}")
         if (self.kind == "empirical") != (self.control is not None):
             raise InputError(f"claim {self.id}: an empirical claim needs a negative control, and only an empirical claim has one")
@@ -61,14 +64,13 @@ class Claim:
 
     @property
     def unit(self) -> float:
-        "The unit of `margin`: the spread over seeds (max − min), at least `resolution` and `ROUNDOFF` of the numbers compared."
-        width = 0.0 if self.spread is None else float(self.spread[1] - self.spread[0])
+        "The unit of `margin`: the pooled standard error `se`, at least `resolution` and `ROUNDOFF` of the numbers compared."
         scale = max(abs(self.measured), abs(self.threshold), 0.0 if self.target is None else abs(self.target))
-        return max(width, self.resolution, ROUNDOFF * scale, 1e-300)
+        return max(self.se or 0.0, self.resolution, ROUNDOFF * scale, 1e-300)
 
     @property
     def margin(self) -> float:
-        "Signed distance of the measurement from its criterion in units of its own spread (`unit`): > 0 where it holds, < 0 where it fails."
+        "Signed distance of the measurement from its criterion in pooled standard errors (`unit`): > 0 where it holds, < 0 where it fails."
         gap = {"<=": lambda: self.threshold - self.measured, ">=": lambda: self.measured - self.threshold,
                "within": lambda: self.threshold - abs(self.measured - self.target)}[self.direction]()
         return float(gap / self.unit)
@@ -80,15 +82,15 @@ class Claim:
 
     @property
     def strawman(self) -> bool:
-        "Whether the control fails by more than `STRAWMAN_SPREADS` of its own spread: it could not have come near the criterion, so it shows nothing about the cause."
+        "Whether the control fails by more than `STRAWMAN_SE` standard errors: it could not have come near the criterion, so it shows nothing about the cause."
         if self.control is None: return False
         c = self.control
-        measured_unit = max(0.0 if c.spread is None else float(c.spread[1] - c.spread[0]), c.resolution) > 0   # one seed of a continuous value: no spread to judge by
-        return measured_unit and c.margin < -STRAWMAN_SPREADS
+        measured_unit = max(c.se or 0.0, c.resolution) > 0          # one seed of a continuous value each: no spread to judge by
+        return measured_unit and c.margin < -STRAWMAN_SE
 
     @property
     def verdict(self) -> str:
-        "'holds', 'fails', 'uninformative' (the claim and its control both pass) or 'strawman' (it holds, but its control fails by more than `STRAWMAN_SPREADS`)."
+        "'holds', 'fails', 'uninformative' (the claim and its control both pass) or 'strawman' (it holds, but its control fails by more than `STRAWMAN_SE` standard errors)."
         if not self.holds: return "fails"
         return "uninformative" if not self.informative else ("strawman" if self.strawman else "holds")
 
@@ -98,26 +100,26 @@ class Claim:
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, kind, measured, spread, threshold, direction, target, criterion, margin, holds, verdict, paper, setting, differs, control (with what it removes, its margin and, where checked, the protocol fields it changes)."
+        "The claims.json record: id, section, statement, kind, measured, spread, se and df (the margin's unit: the pooled standard error, with its degrees of freedom), threshold, direction, target, criterion, margin, holds, verdict, paper, setting, differs, control (with what it removes, its se and margin and, where checked, the protocol fields it changes)."
         spread = lambda c: None if c.spread is None else [float(v) for v in c.spread]
         return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
-                    spread=spread(self), threshold=float(self.threshold), direction=self.direction,
+                    spread=spread(self), se=self.se, df=self.df, threshold=float(self.threshold), direction=self.direction,
                     target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
                     holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
                     control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
-                                                                   measured=float(self.control.measured), spread=spread(self.control),
+                                                                   measured=float(self.control.measured), spread=spread(self.control), se=self.control.se,
                                                                    criterion=self.control.criterion, margin=self.control.margin,
                                                                    holds=self.control.holds, **({} if self.changes is None else dict(changes=list(self.changes)))))
 
     def __str__(self):
         spread = "" if self.spread is None else f" [{self.spread[0]:.4g}, {self.spread[1]:.4g}]"
-        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g}  — {self.statement}"
+        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g} SE (df {self.df})  — {self.statement}"
         if self.differs: head += f"\n{'':14s}differs from the paper: {self.differs}"
         if self.control is None: return head
         c = self.control
         outcome = "passes (uninformative!)" if c.holds else ("fails — a strawman!" if self.strawman else "fails, as it must")
         changed = "" if self.changes is None else f"; changes only {', '.join(self.changes)}"
-        return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g}, {outcome} — {c.statement}"
+        return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g} SE, {outcome} — {c.statement}"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
 def _plain(v):
@@ -139,21 +141,31 @@ def one_change(claim: dict, control: dict, changes, id: str = "claim") -> tuple:
 def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None,
                      kind: str = "empirical", control=None, removes: str | None = None, resolution: float = 0.0,
                      differs: str | None = None, setting: str | None = None, protocol: tuple | None = None, changes=None) -> Claim:
-    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread; `control` = (statement, per-seed values) of the negative control, judged by the same criterion, `removes` the one ingredient it takes away, and `protocol` = (claim's, control's) settings {field: value}, which must differ in exactly the fields `changes` (`one_change`)."
+    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread and the standard error of the mean from the variance pooled with the control's (`pooled_se`); `control` = (statement, per-seed values) of the negative control, judged by the same criterion, `removes` the one ingredient it takes away, and `protocol` = (claim's, control's) settings {field: value}, which must differ in exactly the fields `changes` (`one_change`)."
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0: raise InputError(f"claim {id}: no values")
     if (protocol is None) != (changes is None): raise InputError(f"claim {id}: a protocol pair and the fields it changes are given together")
     if protocol is not None and control is None: raise InputError(f"claim {id}: a protocol pair needs a control")
     checked = None if protocol is None else one_change(*protocol, changes, id=id)
-    ctl = None
+    ctl, cv = None, None
     if control is not None:
         c_statement, c_values = control
         cv = np.asarray(c_values, dtype=np.float64).ravel()
         if cv.size == 0: raise InputError(f"claim {id}: no control values")
+    (se, c_se), df = pooled_se(v, cv)
+    if control is not None:
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency", resolution=float(resolution))
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=df)
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
-                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked)
+                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df)
+
+def pooled_se(values, control=None) -> tuple:
+    "Standard errors of the means of `values` and of `control` (None: no control) from their variance pooled about each one's own mean, and its degrees of freedom: ((se, control's se or None), df); df = 0 (one value each) gives se 0."
+    groups = [np.asarray(g, dtype=np.float64).ravel() for g in (values, control) if g is not None]
+    df = sum(g.size - 1 for g in groups)
+    sd = math.sqrt(sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df) if df > 0 else 0.0
+    se = [sd / math.sqrt(g.size) for g in groups]
+    return (se[0], se[1] if len(se) > 1 else None), int(df)
 
 def fraction_resolution(values) -> float:
     "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
@@ -169,7 +181,7 @@ def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expe
     informative = [i for i in expect_uninformative if next(c for c in claims if c.id == i).verdict != "uninformative"]
     assert not informative, f"claims expected to be uninformative that are not: {informative}"
     strawmen = [c.id for c in claims if c.strawman]
-    assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SPREADS:g} spreads (strawmen): {strawmen}"
+    assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SE:g} standard errors (strawmen): {strawmen}"
     unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
     assert not unexpected, f"claims expected to fail that hold: {unexpected}"
 

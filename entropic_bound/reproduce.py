@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .report import markdown_table, count_claims, STRAWMAN_SPREADS
+from .report import markdown_table, count_claims, STRAWMAN_SE
 from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, shelf, InProcess, ProcessPool, atomic_write, 
                                        experiment_config, figure_png, reusable_record, run_experiments)
 from .policy import engine_threads
@@ -66,11 +66,11 @@ NOTES_HEADING = "Settings and differences"   # the section every "set" / "differ
 _NOTES_ANCHOR = "#settings-and-differences"
 
 def _margin(m: float) -> str:
-    "A margin in spreads, signed, to 2 significant digits."
+    "A margin in standard errors, signed, to 2 significant digits."
     return f"{m:+.2g}"
 
 def claims_markdown(claims: list) -> str:
-    "The claim records as a Markdown table: kind, verdict, the measurement with its margin (in spreads), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
+    "The claim records as a Markdown table: kind, verdict, the measurement with its margin (in pooled standard errors), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
     def control(c):
         if c["control"] is None: return "—"
         k = c["control"]
@@ -99,7 +99,7 @@ def claims_count_line(claims: list) -> str:
     k = count_claims(claims)
     line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
     if k["uninformative"]: line += f" ({k['uninformative']} uninformative: the control passed too)"
-    if k["strawman"]: line += f" ({k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SPREADS:g} spreads)"
+    if k["strawman"]: line += f" ({k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SE:g} standard errors)"
     return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass"
 
 def summary_markdown(records: list, preset: str, seeds) -> str:
@@ -108,7 +108,7 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
              f"entropic_bound {__version__}. **{claims_count_line(claims)}.** An empirical claim is the paper's claim about the world; "
              "a consistency check is guaranteed by a theorem or by the setting and checks the code. A margin is the distance of a measurement "
-             "from its criterion in units of its own spread over seeds (> 0: holds); a control should fail by a few spreads — a near miss."]
+             "from its criterion in standard errors of the mean, pooled over the claim's and its control's values (> 0: holds); a control should fail by a few — a near miss."]
     for r in records:
         parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]

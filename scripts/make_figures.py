@@ -108,7 +108,7 @@ def table6_figures(t: dict) -> dict:
 
 
 def seed_figures(t: dict) -> dict:
-    "Verdicts that differ between the reference's seeds and new ones, from seed_stability.py's record: each claim with both verdicts and margins (in spreads)."
+    "Verdicts that differ between the reference's seeds and new ones, from seed_stability.py's record: each claim with both verdicts and margins (in pooled standard errors)."
     ref, new = f"seeds {t['reference_seeds'][0]}-{t['reference_seeds'][-1]}", f"seeds {t['seeds'][0]}-{t['seeds'][-1]}"
     differ = [c for c in t["claims"] if c["verdict"] != t["reference"][c["id"]]["verdict"]]
     one = lambda c: (f"`{c['id']}` ({ref}: {t['reference'][c['id']]['verdict']}, margin {t['reference'][c['id']]['margin']:+.2g}; "
@@ -117,7 +117,7 @@ def seed_figures(t: dict) -> dict:
     thin = sorted((c for c in t["claims"] if c["verdict"] == "holds" and c["margin"] > 0), key=lambda c: c["margin"])[:3]
     thin = ", ".join(f"`{c['id']}` {c['margin']:+.2g}" for c in thin)
     return {"seed_fragile": head + ("; seed-fragile: " + "; ".join(one(c) for c in differ) if differ else "; none is seed-fragile")
-                            + f" (the thinnest margins that hold on {new}, in spreads: {thin})",
+                            + f" (the thinnest margins that hold on {new}, in standard errors: {thin})",
             "seed_run": f"{t['date']}, commit {t['commit']}"}
 
 
