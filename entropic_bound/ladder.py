@@ -19,7 +19,7 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['NEAR_MISS_DIRECTION', 'LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing',
            'token_mixing', 'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound',
-           'heldout_excess', 'fit_ladder_class']
+           'heldout_excess', 'fit_ladder_class', 'mixing_moments', 'mixing_risk_grads', 'fit_position_softmax']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -219,3 +219,37 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""),
                         data=data)                                                 # converged models leave the batch
     return res, rk
+
+# %% ../nbs/05_ladder.ipynb #b41742da
+def mixing_moments(X: torch.Tensor, Y: torch.Tensor) -> dict:
+    "The sufficient statistics of a fixed mixing S X V on samples X, Y (B, n, T, d): G[(t, u), (a, b)] = mean X[t, a] X[u, b] and C[(t, s), (a, b)] = mean X[t, a] Y[s, b], each (B, T·T, d·d), and the mean ‖Y‖² (B,), all float64."
+    X, Y = X.double(), Y.double()
+    B, n, T, d = X.shape
+    G = torch.einsum("mita,miub->mtuab", X, X).reshape(B, T * T, d * d) / n
+    C = torch.einsum("mita,misb->mtsab", X, Y).reshape(B, T * T, d * d) / n
+    return dict(G=G, C=C, y2=Y.pow(2).sum((-1, -2)).mean(1))
+
+def mixing_risk_grads(params: dict, m: dict) -> tuple:
+    "Training risk of B0s, softmax(L) X V, from `mixing_moments` m, with its gradients in closed form: params {'L': (B, T, T), 'V': (B, d, d)} -> (risk (B,), {'L', 'V': gradients})."
+    L, V = params["L"], params["V"]
+    B, T, d = L.shape[0], L.shape[-1], V.shape[-1]
+    S = torch.softmax(L, -1)
+    g = (m["G"] @ (V @ V.mT).reshape(B, d * d, 1)).reshape(B, T, T)          # ⟨G, VVᵀ⟩ over (a, b), indexed (t, u)
+    c = (m["C"] @ V.reshape(B, d * d, 1)).reshape(B, T, T).mT                # the coefficient of S[s, t] in the cross term
+    SS = S.mT @ S
+    risk = (g * SS).sum((-1, -2)) - 2 * (c * S).sum((-1, -2)) + m["y2"]
+    dS = S @ (g + g.mT) - 2 * c
+    h = (m["G"].mT @ SS.reshape(B, T * T, 1)).reshape(B, d, d)
+    k = (m["C"].mT @ S.mT.reshape(B, T * T, 1)).reshape(B, d, d)
+    dL = S * (dS - (S * dS).sum(-1, keepdim=True))                          # through softmax, row by row
+    return risk, dict(L=dL, V=(h + h.mT) @ V - 2 * k)
+
+def fit_position_softmax(data: LadderData, params: dict, steps: int, lr: float, rtol: float, progress=None):
+    "Train B0s (softmax(L) X V: `params` of B2+pos, whose L and V train, from their values there) on every task of `data` on its moments until the training risk changes by less than a relative `rtol` over 50 steps -> (TrainResult with every parameter of `params`, the kernel untouched, ranks (B,) = 0)."
+    B = len(data.seeds)
+    if params["L"].shape[0] != B: raise InputError(f"need one model per task ({B}); got {params['L'].shape[0]}")
+    start = {k: params[k].double() for k in ("L", "V")}
+    res = train_batched(mixing_risk_grads, start, steps=steps, lr=lr, rtol=rtol, data=mixing_moments(data.X, data.Y),
+                        progress=progress, desc="B0s to convergence", closed_form=True)
+    res.params = {k: (res.params[k] if k in res.params else v).to(data.X.dtype) for k, v in params.items()}
+    return res, torch.zeros(B, dtype=torch.long, device=data.X.device)

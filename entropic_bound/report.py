@@ -9,17 +9,19 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import f as f_dist
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'Claim', 'one_change', 'claim_over_seeds', 'pooled_se', 'fraction_resolution',
-           'assert_claims', 'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells',
-           'cell_numbers', 'spread_tolerance', 'compare_cells']
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'Claim', 'one_change', 'claim_over_seeds', 'pooled_se',
+           'fraction_resolution', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult',
+           'flat_cells', 'cell_numbers', 'spread_tolerance', 'compare_cells']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
 ROUNDOFF = 1e-6          # relative: about ten float32 units in the last place
 STRAWMAN_SE = 300.0      # a control farther than this many standard errors from its criterion is a strawman (see the prose above)
+POOLING_ALPHA = 0.01     # a claim's and its control's variances are pooled unless an F-test rejects their equality at this level
 
 @dataclass
 class Claim:
@@ -107,7 +109,7 @@ class Claim:
                     target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
                     holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
                     control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
-                                                                   measured=float(self.control.measured), spread=spread(self.control), se=self.control.se,
+                                                                   measured=float(self.control.measured), spread=spread(self.control), se=self.control.se, df=self.control.df,
                                                                    criterion=self.control.criterion, margin=self.control.margin,
                                                                    holds=self.control.holds, **({} if self.changes is None else dict(changes=list(self.changes)))))
 
@@ -152,20 +154,33 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
         c_statement, c_values = control
         cv = np.asarray(c_values, dtype=np.float64).ravel()
         if cv.size == 0: raise InputError(f"claim {id}: no control values")
-    (se, c_se), df = pooled_se(v, cv)
+    (se, c_se), (df, c_df) = pooled_se(v, cv)
     if control is not None:
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=df)
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=c_df)
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
                  None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df)
 
-def pooled_se(values, control=None) -> tuple:
-    "Standard errors of the means of `values` and of `control` (None: no control) from their variance pooled about each one's own mean, and its degrees of freedom: ((se, control's se or None), df); df = 0 (one value each) gives se 0."
-    groups = [np.asarray(g, dtype=np.float64).ravel() for g in (values, control) if g is not None]
-    df = sum(g.size - 1 for g in groups)
-    sd = math.sqrt(sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df) if df > 0 else 0.0
-    se = [sd / math.sqrt(g.size) for g in groups]
-    return (se[0], se[1] if len(se) > 1 else None), int(df)
+def _own_se(g: np.ndarray) -> tuple:
+    "(standard error of the mean of `g` from its own variance, its degrees of freedom); one value: (0, 0)."
+    return (float(g.std(ddof=1)) / math.sqrt(g.size) if g.size > 1 else 0.0), g.size - 1
+
+def pooled_se(values, control=None, alpha: float = POOLING_ALPHA) -> tuple:
+    "Standard errors of the means of `values` and of `control` (None: no control) and their degrees of freedom: ((se, control's se or None), (df, control's df or None)). The variance is pooled over both, each about its own mean, unless an F-test rejects equal variances at level `alpha` (two-sided): then each has its own. One value each gives se 0 and df 0."
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if control is None: se, df = _own_se(v); return (se, None), (df, None)
+    c = np.asarray(control, dtype=np.float64).ravel()
+    (se, df), (c_se, c_df) = _own_se(v), _own_se(c)
+    if df > 0 and c_df > 0 and _variances_differ(v.var(ddof=1), df, c.var(ddof=1), c_df, alpha): return (se, c_se), (df, c_df)
+    dof = df + c_df
+    sd = math.sqrt((float(((v - v.mean()) ** 2).sum()) + float(((c - c.mean()) ** 2).sum())) / dof) if dof > 0 else 0.0
+    return (sd / math.sqrt(v.size), sd / math.sqrt(c.size)), (dof, dof)
+
+def _variances_differ(a: float, df_a: int, b: float, df_b: int, alpha: float) -> bool:
+    "The two-sided F-test of equal variances: whether the larger of `a`, `b` exceeds the smaller by more than F's upper alpha/2 quantile (a zero variance beside a positive one differs)."
+    (big, df_big), (small, df_small) = sorted(((a, df_a), (b, df_b)), key=lambda x: x[0], reverse=True)
+    if big == 0: return False
+    return small == 0 or big / small > float(f_dist.ppf(1 - alpha / 2, df_big, df_small))
 
 def fraction_resolution(values) -> float:
     "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
