@@ -221,12 +221,14 @@ def implicit_protocol(s: Table1Settings, scale: float, optimizer: str = "gd") ->
     "How a factorised student of the implicit-bias regime is trained, {field: value}: from init `scale` by `optimizer` at the step `implicit_gd_lr`, to interpolation (loss <= `implicit_stop` × σ²Td) within `implicit_max_steps`, on n = `implicit_n`."
     return dict(init_scale=scale, optimizer=optimizer, lr=s.implicit_gd_lr, stop=s.implicit_stop, max_steps=s.implicit_max_steps, n=s.implicit_n)
 
-def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=None, min_norm: bool = True, optimizer: str = "gd") -> tuple:
-    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students, trained on the samples themselves: over-parameterised `optimizer` from each init scale of `scales` (`implicit_protocol`), and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale or 'min_norm': (A, V, TrainResult)})."
+def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=None, min_norm: bool = True, adam_scales=()) -> tuple:
+    "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students, trained on the samples themselves: over-parameterised GD from each init scale of `scales` (`implicit_protocol`), Adam to the same stopping rule from each of `adam_scales`, and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale, ('adam', scale) or 'min_norm': (A, V, TrainResult)})."
     tasks = [linear_task(s.implicit_n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=IMPLICIT_SEED_OFFSET + x, device=device) for x in seeds]
     samples, ids = (torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])), [IMPLICIT_SEED_OFFSET + x for x in seeds]
     stop = s.implicit_stop * s.noise_std**2 * s.T * s.d
-    runs = {a: train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop, optimizer=optimizer) for a in scales}
+    runs = {a: train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop) for a in scales}
+    runs |= {("adam", a): train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop, optimizer="adam")
+             for a in adam_scales}
     if min_norm: runs["min_norm"] = train_overparameterised(samples, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
 
@@ -237,9 +239,8 @@ def min_norm_given_v(X, Y, V) -> torch.Tensor:
 
 def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
     "The implicit-bias regime: over-parameterised GD from small and from large init, and A trained unfactorised from 0 -> ImplicitBias per seed (with the minimum-norm A for each student's own V, and for V*)."
-    tasks, runs = implicit_students(s, seeds, (s.gd_init, s.large_init_scale), device, progress)
-    _, adam = implicit_students(s, seeds, (s.gd_init,), device, progress, min_norm=False, optimizer="adam")
-    runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], adam=adam[s.gd_init], min_norm=runs["min_norm"])
+    tasks, runs = implicit_students(s, seeds, (s.gd_init, s.large_init_scale), device, progress, adam_scales=(s.gd_init,))
+    runs = dict(small=runs[s.gd_init], large=runs[s.large_init_scale], adam=runs[("adam", s.gd_init)], min_norm=runs["min_norm"])
     A_star, V_star = torch.stack([t.A for t in tasks]), torch.stack([t.V for t in tasks])
     X, Y = torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])
     given_v = {k: V.detach() for k, (A, V, res) in runs.items()} | dict(teacher=V_star)

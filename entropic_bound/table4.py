@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .experiment import OnePartExperiment, check_settings
-from .tasks import attention_task
+from .tasks import attention_task, teacher_args
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 from .predict import predict_qk_rank, min_qk_samples
 
@@ -71,11 +71,7 @@ class Table4Seed:
 
 def _teacher(s: Table4Settings, kind: str, sigma: float, r_star: int, seed: int):
     "The `kind` ('linear' or 'softmax') teacher task of (σ, r*, seed), drawn once at the largest n of both sweeps."
-    return attention_task(max(max(s.ns_known), max(s.ns_unknown)), r_star=r_star, seed=seed, **_teacher_args(s, kind, sigma))
-
-def _teacher_args(s: Table4Settings, kind: str, sigma: float) -> dict:
-    "What a teacher of `kind` and noise σ is drawn with besides its rank and seed (the claims compare these field by field with their controls')."
-    return dict(T=s.T, d=s.d, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale)
+    return attention_task(max(max(s.ns_known), max(s.ns_unknown)), r_star=r_star, seed=seed, **teacher_args(s, kind, sigma))
 
 def _rank_curve(task, r_star: int, ns_known, ns_unknown) -> RankCurve:
     "Data-only ranks of `task` on its first n samples: V known at every n of `ns_known`, V unknown at every n of `ns_unknown`."
@@ -129,7 +125,7 @@ def _claims(s: Table4Settings, units: dict) -> list:
     sigma0, n_max, seeds = s.noise_stds[0], max(s.ns_unknown), len(units)
     known = {t: _recovery_per_seed(units, t, "known", sigma0, s.ns_known, s.r_stars) for t in ("linear", "control")}
     unknown = {t: _recovery_per_seed(units, t, "unknown", sigma0, (n_max,), s.r_stars) for t in ("linear", "control")}
-    arm = lambda kind, ns, value_map: dict(**_teacher_args(s, kind, sigma0), ns=list(ns), r_stars=list(s.r_stars), task_draws=list(units),
+    arm = lambda kind, ns, value_map: dict(**teacher_args(s, kind, sigma0), ns=list(ns), r_stars=list(s.r_stars), task_draws=list(units),
                                            value_map=value_map, estimator="predict_qk_rank")
     pair = lambda ns, value_map: dict(protocol=(arm("linear", ns, value_map), arm("softmax", ns, value_map)), changes="kind")
     return [

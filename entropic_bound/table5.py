@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .experiment import OnePartExperiment, check_settings
-from .tasks import attention_task
+from .tasks import attention_task, teacher_args
 from .spectral import energy_effective_rank
 from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log_attention_fit, estimated_attention, fit_rank,
                                     leading_kernel_factor, softmax_route_ranks, noise_edge_of_fit)
@@ -131,11 +131,7 @@ def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
 
 def _teacher(s: Table5Settings, kind: str, r_star: int, seed: int, sigma: float, n: int):
     "The `kind` ('softmax' or 'linear') teacher task of (r*, seed) with noise σ and `n` samples."
-    return attention_task(n, r_star=r_star, seed=seed, **_teacher_args(s, kind, sigma))
-
-def _teacher_args(s: Table5Settings, kind: str, sigma: float) -> dict:
-    "What a teacher of `kind` and noise σ is drawn with besides its rank, seed and size (the claims compare these field by field with their controls')."
-    return dict(T=s.T, d=s.d, kind=kind, noise_std=sigma, kernel_scale=s.kernel_scale)
+    return attention_task(n, r_star=r_star, seed=seed, **teacher_args(s, kind, sigma))
 
 def _task_routes(task, n: int, n_scale: int | None = None) -> dict:
     "`data_only_routes` on the samples of `task`."
@@ -220,18 +216,21 @@ def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) ->
     ns = frontier_ladder(s, T, cap)
     task = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="softmax", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
     X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
-    A = estimated_attention(X, Y, V)                                        # per sample: prefixes of A are the prefixes' estimates
-    fits = [log_attention_fit(X[:n], A[:n]) for n in ns]
+    fits = _log_route_fits(task, ns)
     ranks = {LOG_INVERSION: tuple(fit_rank(f) for f in fits),
              LINEARISED: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
     n1, misfit = misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
     control = None
     if T > s.d:
         lin = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="linear", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
-        Xl = lin.X.numpy()
-        Al = estimated_attention(Xl, lin.Y.numpy(), lin.V.numpy())
-        control = tuple(fit_rank(log_attention_fit(Xl[:n], Al[:n])) for n in ns)
+        control = tuple(fit_rank(f) for f in _log_route_fits(lin, ns))
     return FrontierTask(T, float(scale), r_star, ns, ranks, n1, misfit, control)
+
+def _log_route_fits(task, ns, start: int = 0) -> list:
+    "The log route's fits on the nested prefixes of `task`'s samples from `start`: samples start … start + n − 1 for each n of `ns`."
+    X, Y, V = task.X.numpy()[start:], task.Y.numpy()[start:], task.V.numpy()
+    A = estimated_attention(X, Y, V)                                        # per sample: prefixes of A are the prefixes' estimates
+    return [log_attention_fit(X[:n], A[:n]) for n in ns]
 
 def measure_frontier(s, seed: int) -> tuple:
     "The frontier map of one seed: a `FrontierTask` for every kernel scale, T and r* (in that order)."
@@ -248,8 +247,7 @@ def _oos_task(s, T: int, scale: float, r_star: int, seed: int) -> FrontierTask:
         X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
         if kind == "softmax":                                                   # the prediction sees the pilot only
             n1, misfit = misfit_edge_prediction(X[:p], task.Y_clean.numpy()[:p], V, r_star, log_attention_fit(X[:p], estimated_attention(X[:p], Y[:p], V)))
-        A = estimated_attention(X[p:], Y[p:], V)
-        ranks[kind] = tuple(fit_rank(log_attention_fit(X[p:p + n], A[:n])) for n in ns)
+        ranks[kind] = tuple(fit_rank(f) for f in _log_route_fits(task, ns, start=p))
     return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, n1, misfit, ranks["linear"], pilot_n=p)
 
 def measure_frontier_oos(s, seed: int) -> tuple:
@@ -443,7 +441,7 @@ def _claims(s: Table5Settings, units: dict) -> list:
     best = {kind: [max(_exact_fraction(ts, kind, route) for route in KNOWN_V_ROUTES) for ts in per_seed] for kind in ("softmax", "linear")}
     at_scale = {(kind, route): [_exact_fraction(ts, kind, route) for ts in per_seed] for kind in ("softmax", "linear") for route in (BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE)}
     share = {kind: [_noise_share(ts, kind, LOG_INVERSION) for ts in per_seed] for kind in ("softmax", "linear")}
-    arm = lambda kind, routes, n, measure: dict(**_teacher_args(s, kind, s.noise_std), routes=list(routes), n=n, r_stars=list(s.r_stars),
+    arm = lambda kind, routes, n, measure: dict(**teacher_args(s, kind, s.noise_std), routes=list(routes), n=n, r_stars=list(s.r_stars),
                                                 task_draws=list(units), measure=measure)
     pair = lambda routes, n, measure: dict(protocol=(arm("softmax", routes, n, measure), arm("linear", routes, n, measure)), changes="kind")
     wrong_model = float(np.mean(at_scale[("softmax", QK_KNOWN_V_AT_SCALE)])) <= 0.5      # V known fails too: the loss needs no identifiability failure

@@ -12,7 +12,7 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['ATTENTION', 'checked_device', 'LinearTask', 'linear_task', 'attention_mixing', 'linear_attention',
-           'softmax_attention', 'AttentionTask', 'attention_task', 'with_direction']
+           'softmax_attention', 'AttentionTask', 'attention_task', 'teacher_args', 'with_direction']
 
 # %% ../nbs/20_tasks.ipynb #0c5e2f17
 from .spectral import as_float64_array, checked_number, checked_noise_std, InputTypeError
@@ -138,6 +138,10 @@ def attention_task(n: int, T: int = 16, d: int = 12, r_star: int = 3, kind: str 
     Y_clean = ATTENTION[kind](X, K, V)
     Y = Y_clean + noise_std * torch.randn(Y_clean.shape, generator=gen, dtype=torch.float64)
     return AttentionTask(X.to(device), Y.to(device), Y_clean.to(device), K.to(device), V.to(device), float(noise_std), int(r_star), kind)
+
+def teacher_args(s, kind: str, noise_std: float) -> dict:
+    "What an `attention_task` teacher of `kind` and noise σ is drawn with besides its rank, seed and size, from settings `s` with fields T, d and kernel_scale: a claim compares these field by field with its control's (`report.one_change`)."
+    return dict(T=s.T, d=s.d, kind=kind, noise_std=noise_std, kernel_scale=s.kernel_scale)
 
 # %% ../nbs/20_tasks.ipynb #3f0b26b2
 def with_direction(task, value: float, seed: int):
