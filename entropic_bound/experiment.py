@@ -182,7 +182,11 @@ def check_reference(result, name: str | None = None) -> list:
     name = name or (result.name if isinstance(result, ExperimentResult) else result["name"])
     ref, cells = load_reference(name), result_cells(result)
     new = sorted({p.split("/")[1] for p in cells if p.startswith("claims/")} - {p.split("/")[1] for p in ref["values"] if p.startswith("claims/")})
-    return [f"claims/{c}: not in the reference (run scripts/make_reference.py)" for c in new] + compare_cells(cells, ref["values"], ref["tolerance"])
+    return [f"claims/{c}: not in the reference (run scripts/make_reference.py)" for c in new] + compare_cells(cells, ref["values"], _se_tolerance(ref["tolerance"]))
+
+def _se_tolerance(tolerance: dict) -> dict:
+    "`tolerance` with every claim's (and control's) standard error `…/se` given its measurement's tolerance: a seed alone has no spread, so its own range says nothing, while a standard error of k ≥ 2 values moves by at most as much as the values do."
+    return tolerance | {p: tolerance[p[:-2] + "measured"] for p in tolerance if p.startswith("claims/") and p.endswith("/se") and p[:-2] + "measured" in tolerance}
 
 def assert_reproduces(result, name: str | None = None) -> None:
     "Raise AssertionError listing every cell of `result` outside the reference's tolerance (see `check_reference`)."
