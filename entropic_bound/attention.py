@@ -50,8 +50,9 @@ def kernel_dof(d: int, d_v: int, r: int, kind: str) -> int:
 
 # %% ../nbs/06a_attention_native.ipynb #2b21392b
 def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr: float = 0.02, steps: int = 1000,
-                 rtol: float = 1e-5, check_every: int = 100, dtype=torch.float32, progress=None, desc: str = "students") -> dict:
-    "Train student b (kernel rank `ranks[b]`) on the first `n_train` samples of `tasks[b]` in one batch; clean excess on the rest."
+                 rtol: float = 1e-5, check_every: int = 100, dtype=torch.float32, progress=None, desc: str = "students",
+                 optimizer: str = "adam", stop_below: float | None = None) -> dict:
+    "Train student b (kernel rank `ranks[b]`) on the first `n_train` samples of `tasks[b]` in one batch with `optimizer` ('adam' or plain 'gd'); clean excess on the rest. Each student stops when its training loss changes by less than a relative `rtol` per check — or, with `stop_below`, once its training loss is at most `stop_below`."
     if len(tasks) != len(ranks): raise InputError(f"need one task per student; got {len(tasks)} tasks, {len(ranks)} ranks")
     n_all = min(t.X.shape[0] for t in tasks)
     if not 1 <= n_train < n_all: raise InputError(f"n_train must lie in 1..{n_all - 1} (held-out samples are needed); got {n_train}")
@@ -61,8 +62,9 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
     params, mask = init_students(seeds, ranks, X.shape[-1], Y.shape[-1], init_scale, dtype, X.device)
     X_tr, Y_tr = X[:, :n_train].to(dtype), Y[:, :n_train].to(dtype)
     loss_fn = lambda p, d: ((student_outputs(p, d["mask"], d["softmax"], d["X"]) - d["Y"]) ** 2).sum((-1, -2)).mean(-1)   # (B,)
-    res = train_batched(loss_fn, params, steps=steps, lr=lr, rtol=rtol, check_every=check_every, progress=progress, desc=desc,
-                        data=dict(X=X_tr, Y=Y_tr, mask=mask, softmax=softmax))          # converged students leave the batch
+    stop = dict(rtol=rtol) if stop_below is None else dict(rtol=None, atol=float(stop_below))
+    res = train_batched(loss_fn, params, steps=steps, lr=lr, optimizer=optimizer, check_every=check_every, progress=progress, desc=desc,
+                        data=dict(X=X_tr, Y=Y_tr, mask=mask, softmax=softmax), **stop)          # converged students leave the batch
     p64, m64 = {k: v.to(torch.float64) for k, v in res.params.items()}, mask.to(torch.float64)
     with torch.no_grad():
         excess = ((student_outputs(p64, m64, softmax, X[:, n_train:]) - Y_clean[:, n_train:]) ** 2).sum((-1, -2)).mean(-1)
