@@ -169,7 +169,7 @@ def reference_entry(exp: Experiment, settings, seeds=REFERENCE_SEEDS, device: st
     cells = result_cells(summarise_units(exp, settings, seeds, measured))
     per_seed = [result_cells(summarise_units(exp, settings, (s,), alone(s))) for s in seeds]
     values = _seed_independent(cells, per_seed)
-    return dict(values=values, tolerance=spread_tolerance(values, per_seed))
+    return dict(values=values, tolerance=_se_tolerance(spread_tolerance(values, per_seed)))
 
 def load_reference(name: str) -> dict:
     "The stored reference entry of experiment `name` (see `reference_entry`)."
@@ -182,7 +182,7 @@ def check_reference(result, name: str | None = None) -> list:
     name = name or (result.name if isinstance(result, ExperimentResult) else result["name"])
     ref, cells = load_reference(name), result_cells(result)
     new = sorted({p.split("/")[1] for p in cells if p.startswith("claims/")} - {p.split("/")[1] for p in ref["values"] if p.startswith("claims/")})
-    return [f"claims/{c}: not in the reference (run scripts/make_reference.py)" for c in new] + compare_cells(cells, ref["values"], _se_tolerance(ref["tolerance"]))
+    return [f"claims/{c}: not in the reference (run scripts/make_reference.py)" for c in new] + compare_cells(cells, ref["values"], ref["tolerance"])
 
 def _se_tolerance(tolerance: dict) -> dict:
     "`tolerance` with every claim's (and control's) standard error `…/se` given its measurement's tolerance: a seed alone has no spread, so its own range says nothing, while a standard error of k ≥ 2 values moves by at most as much as the values do."

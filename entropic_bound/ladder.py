@@ -19,7 +19,8 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['NEAR_MISS_DIRECTION', 'LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing',
            'token_mixing', 'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound',
-           'heldout_excess', 'fit_ladder_class', 'mixing_moments', 'mixing_risk_grads', 'fit_position_softmax']
+           'heldout_excess', 'ladder_init_seeds', 'fit_ladder_class', 'mixing_moments', 'mixing_risk_grads',
+           'fit_position_softmax']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -202,13 +203,17 @@ def heldout_excess(cls: str, params: dict, X: torch.Tensor, Y_clean: torch.Tenso
             out.append(err.pow(2).sum((-1, -2)).double())
     return torch.cat(out, 1)
 
+def ladder_init_seeds(data: LadderData, j: int = 0) -> list:
+    "The initialisation seeds `fit_ladder_class` gives the models of its `j`-th init scale, one per task of `data`."
+    return [10_000 * j + 100 * s + r for s, r in zip(data.seeds, data.r_stars)]
+
 def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list, steps: int, lr: float = 1e-2, rtol: float = 1e-4,
                      ffn: int = 24, positional: bool = False, progress=None):
     "Train class `cls` (its +pos variant with `positional`) on every task of `data` once per (rank list, init scale) pair, in one batch; -> (TrainResult, ranks (B,))."
     T, d, M = data.X.shape[-2], data.X.shape[-1], len(data.seeds)
     R = T if cls == "B0" else d
-    parts = [ladder_params(cls, [10_000 * j + 100 * s + r for s, r in zip(data.seeds, data.r_stars)], R, T, d, ffn, sc,
-                           positional, data.X.dtype, data.X.device) for j, sc in enumerate(init_scales)]
+    parts = [ladder_params(cls, ladder_init_seeds(data, j), R, T, d, ffn, sc, positional, data.X.dtype, data.X.device)
+             for j, sc in enumerate(init_scales)]
     params = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     rk = torch.as_tensor([int(r) for rs in ranks for r in rs], device=data.X.device)
     if rk.shape[0] != len(init_scales) * M or (rk < 0).any() or (rk > R).any():

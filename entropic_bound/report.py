@@ -161,20 +161,15 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
                  None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df)
 
-def _own_se(g: np.ndarray) -> tuple:
-    "(standard error of the mean of `g` from its own variance, its degrees of freedom); one value: (0, 0)."
-    return (float(g.std(ddof=1)) / math.sqrt(g.size) if g.size > 1 else 0.0), g.size - 1
-
 def pooled_se(values, control=None, alpha: float = POOLING_ALPHA) -> tuple:
     "Standard errors of the means of `values` and of `control` (None: no control) and their degrees of freedom: ((se, control's se or None), (df, control's df or None)). The variance is pooled over both, each about its own mean, unless an F-test rejects equal variances at level `alpha` (two-sided): then each has its own. One value each gives se 0 and df 0."
-    v = np.asarray(values, dtype=np.float64).ravel()
-    if control is None: se, df = _own_se(v); return (se, None), (df, None)
-    c = np.asarray(control, dtype=np.float64).ravel()
-    (se, df), (c_se, c_df) = _own_se(v), _own_se(c)
-    if df > 0 and c_df > 0 and _variances_differ(v.var(ddof=1), df, c.var(ddof=1), c_df, alpha): return (se, c_se), (df, c_df)
-    dof = df + c_df
-    sd = math.sqrt((float(((v - v.mean()) ** 2).sum()) + float(((c - c.mean()) ** 2).sum())) / dof) if dof > 0 else 0.0
-    return (sd / math.sqrt(v.size), sd / math.sqrt(c.size)), (dof, dof)
+    groups = [np.asarray(g, dtype=np.float64).ravel() for g in (values, control) if g is not None]
+    ss, dfs = [float(((g - g.mean()) ** 2).sum()) for g in groups], [g.size - 1 for g in groups]
+    own = len(groups) == 1 or (min(dfs) > 0 and _variances_differ(ss[0] / dfs[0], dfs[0], ss[1] / dfs[1], dfs[1], alpha))
+    sd = [math.sqrt(s / f) if f > 0 else 0.0 for s, f in zip(ss, dfs)] if own else [math.sqrt(sum(ss) / sum(dfs)) if sum(dfs) > 0 else 0.0] * 2
+    df = dfs if own else [sum(dfs)] * 2
+    se = [s / math.sqrt(g.size) for s, g in zip(sd, groups)]
+    return (se[0], se[1] if len(groups) > 1 else None), (df[0], df[1] if len(groups) > 1 else None)
 
 def _variances_differ(a: float, df_a: int, b: float, df_b: int, alpha: float) -> bool:
     "The two-sided F-test of equal variances: whether the larger of `a`, `b` exceeds the smaller by more than F's upper alpha/2 quantile (a zero variance beside a positive one differs)."

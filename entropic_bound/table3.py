@@ -247,7 +247,7 @@ class TrainedStudent:
     steps: int              # optimiser steps taken
 
 def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
-    "The `fit_students` calls as (n_train, init, [(teacher, rank)], how), `init` 'small', 'large', 'adam' or one of them per student, `how` the training (`_TRAINING`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
+    "The `fit_students` calls as (n_train, init, [(teacher, rank)], how), `init` 'small', 'large', 'adam' or one of them per student, `how` the training (`_training`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
     flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
     nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
     short = [(near_miss[(kind, rs, x)], rs) for kind in s.kinds for rs in s.r_stars for x in seeds]
