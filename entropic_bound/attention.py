@@ -56,10 +56,13 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
     if len(tasks) != len(ranks): raise InputError(f"need one task per student; got {len(tasks)} tasks, {len(ranks)} ranks")
     n_all = min(t.X.shape[0] for t in tasks)
     if not 1 <= n_train < n_all: raise InputError(f"n_train must lie in 1..{n_all - 1} (held-out samples are needed); got {n_train}")
+    order = sorted(range(len(tasks)), key=lambda i: tasks[i].kind == "softmax")         # linear students first: each kind on its own rows
+    scales = list(init_scale) if isinstance(init_scale, (list, tuple)) else [init_scale] * len(tasks)
+    tasks, ranks, seeds, scales = ([v[i] for i in order] for v in (list(tasks), list(ranks), list(seeds), scales))
     X = torch.stack([t.X[:n_all] for t in tasks])                            # (B, n_all, T, d)
     Y = torch.stack([t.Y[:n_all] for t in tasks]); Y_clean = torch.stack([t.Y_clean[:n_all] for t in tasks])
     softmax = torch.tensor([t.kind == "softmax" for t in tasks], device=X.device)
-    params, mask = init_students(seeds, ranks, X.shape[-1], Y.shape[-1], init_scale, dtype, X.device)
+    params, mask = init_students(seeds, ranks, X.shape[-1], Y.shape[-1], scales, dtype, X.device)
     X_tr, Y_tr = X[:, :n_train].to(dtype), Y[:, :n_train].to(dtype)
     loss_fn = lambda p, d: ((student_outputs(p, d["mask"], d["softmax"], d["X"]) - d["Y"]) ** 2).sum((-1, -2)).mean(-1)   # (B,)
     stop = dict(rtol=rtol) if stop_below is None else dict(rtol=None, atol=float(stop_below))
@@ -68,8 +71,9 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
     p64, m64 = {k: v.to(torch.float64) for k, v in res.params.items()}, mask.to(torch.float64)
     with torch.no_grad():
         excess = ((student_outputs(p64, m64, softmax, X[:, n_train:]) - Y_clean[:, n_train:]) ** 2).sum((-1, -2)).mean(-1)
-    return dict(K=student_kernel(p64, m64), V=p64["V"], excess=excess, train_loss=res.loss.to(torch.float64),
-                steps=res.steps, converged=res.converged, max_steps=steps)
+    back = torch.as_tensor(np.argsort(order))                                 # the caller's order
+    return dict(K=student_kernel(p64, m64)[back], V=p64["V"][back], excess=excess[back], train_loss=res.loss.to(torch.float64)[back],
+                steps=res.steps[back], converged=res.converged[back], max_steps=steps)
 
 # %% ../nbs/06a_attention_native.ipynb #ba3d27f1
 def kernel_ranks(K) -> dict:

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from .experiment import OnePartExperiment, check_settings
+from .experiment import Experiment, check_settings
+from .spectral import InputError
 from .spectral import energy_effective_rank, rank_profile
 from .linear import model_dof
 from .ladder import (LADDER, ladder_data, static_kernel, token_mixing, ladder_forward, permutation_average,
@@ -19,9 +20,9 @@ from .ladder import (LADDER, ladder_data, static_kernel, token_mixing, ladder_fo
 from .report import ExperimentResult, claim_over_seeds
 
 # %% auto #0
-__all__ = ['TABLE2_PRESETS', 'RUNGS', 'TABLE2', 'Table2Settings', 'b0_criterion', 'near_miss_spectra', 'RankMeasures',
-           'ClassMeasurement', 'RungMeasurement', 'PositionalControl', 'Table2Tasks', 'measure_table2',
-           'summarise_table2']
+__all__ = ['TABLE2_PRESETS', 'RUNGS', 'TABLE2_PARTS', 'TABLE2', 'Table2Settings', 'b0_criterion', 'near_miss_spectra',
+           'RankMeasures', 'ClassMeasurement', 'RungMeasurement', 'PositionalControl', 'Table2Tasks',
+           'measure_table2_part', 'table2_tasks', 'measure_table2', 'summarise_table2', 'Table2']
 
 # %% ../nbs/32_table2.ipynb #35e13370
 @dataclass(frozen=True)
@@ -266,25 +267,41 @@ def _positional_control(s: Table2Settings, data, signal: np.ndarray, bound: np.n
     return {i: PositionalControl(rel=float(pexc[p].mean()) / signal[i], se=float(pexc[p].std()) / math.sqrt(s.n_test) / signal[i],
                                  bound=float(bound[i]), steps=int(pres.steps[p]), without=float(cexc[p].mean()) / signal[i]) for p, i in enumerate(idx)}
 
-def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dict:
-    "Train every class and position-aware rung on the tasks seeds × r_stars (one batch per class), the near misses, and B3+pos at `pos_r_star` -> {seed: Table2Tasks}."
-    data = ladder_data(seeds, s.r_stars, s.n, s.n_test, s.T, s.d, s.noise_std, getattr(torch, s.dtype), device)
-    classes = _measure_classes(s, data, progress)
-    rungs = _measure_rungs(s, data, progress)
-    near, near_cost = _measure_near_miss(s, seeds, device, progress)
+TABLE2_PARTS = ("classes", "rungs", "positional")   # measured as separate units, which a runner spreads over its workers
+
+def _task_arrays(data) -> dict:
+    "The tasks' own numbers (tasks,): r*, signal, relative permutation bound (5.3), energy effective rank of A*, relative row-stochastic bound (5.4)."
     signal = data.signal.numpy()
-    bound = permutation_bound(data.A, data.V).numpy() / signal                              # relative bound per task
-    stoch = rowstochastic_bound(data.A, data.V).numpy() / signal                            # relative bound (5.4) per task
-    target = energy_effective_rank(data.A.numpy())
-    positional = _positional_control(s, data, signal, bound, progress)
+    return dict(r_stars=np.asarray(data.r_stars), signal=signal, bound=permutation_bound(data.A, data.V).numpy() / signal,
+                target=energy_effective_rank(data.A.numpy()), stoch_bound=rowstochastic_bound(data.A, data.V).numpy() / signal)
+
+def measure_table2_part(s: Table2Settings, part: str, seeds, device="cpu", progress=None) -> dict:
+    "One part of Table 2 on the tasks seeds × r_stars -> {seed: {field of `Table2Tasks`: the seed's value}}: 'classes' (the tasks' own numbers and every class of the ladder), 'rungs' (the position-aware rungs and the near misses) or 'positional' (B3+pos at `pos_r_star` and its control)."
+    if part not in TABLE2_PARTS: raise InputError(f"unknown part {part!r} of Table 2; use one of {TABLE2_PARTS}")
+    data = ladder_data(seeds, s.r_stars, s.n, s.n_test, s.T, s.d, s.noise_std, getattr(torch, s.dtype), device)
+    if part == "classes": measured = _task_arrays(data) | dict(classes=_measure_classes(s, data, progress))
+    elif part == "rungs":
+        near, near_cost = _measure_near_miss(s, seeds, device, progress)
+        measured = dict(rungs=_measure_rungs(s, data, progress), near=near, near_miss=near_cost)
+    else:
+        signal = data.signal.numpy()
+        positional = _positional_control(s, data, signal, permutation_bound(data.A, data.V).numpy() / signal, progress)
     units = {}
     for seed in seeds:
         rows = [i for i, x in enumerate(data.seeds) if x == seed]
-        pos_task = next(i for i in rows if data.r_stars[i] == s.pos_r_star)
-        units[seed] = Table2Tasks(np.asarray([data.r_stars[i] for i in rows]), signal[rows], bound[rows], target[rows], stoch[rows],
-                                  near_cost[rows], {cls: m.select(rows) for cls, m in classes.items()},
-                                  {k: m.select(rows) for k, m in rungs.items()}, {k: m.select(rows) for k, m in near.items()}, positional[pos_task])
+        if part == "positional": units[seed] = dict(positional=positional[next(i for i in rows if data.r_stars[i] == s.pos_r_star)]); continue
+        units[seed] = {k: v[rows] if isinstance(v, np.ndarray) else {name: m.select(rows) for name, m in v.items()} for k, v in measured.items()}
     return units
+
+def table2_tasks(parts: dict) -> dict:
+    "Every part's measurements {part: {seed: {field: value}}} -> {seed: Table2Tasks}."
+    seeds = list(next(iter(parts.values())))
+    return {x: Table2Tasks(**{k: v for part in parts.values() for k, v in part[x].items()}) for x in seeds}
+
+def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dict:
+    "Train every class and position-aware rung on the tasks seeds × r_stars (one batch per class), the near misses, and B3+pos at `pos_r_star`, part after part in this process -> {seed: Table2Tasks}."
+    return table2_tasks({part: measure_table2_part(s, part, seeds, device, progress) for part in TABLE2_PARTS})
+
 
 # %% ../nbs/32_table2.ipynb #4d1a1635
 def _ladder_figure(rel: dict, spread: dict, bound: float, stoch: float) -> Figure:
@@ -423,4 +440,14 @@ def summarise_table2(s: Table2Settings, units: dict) -> ExperimentResult:
     return ExperimentResult("table2", _rows(s, tasks), claims, _figures(s, tasks), _extra(s, list(units), tasks))
 
 # %% ../nbs/32_table2.ipynb #01d82d34
-TABLE2 = OnePartExperiment("table2", "§5", "Table 2 — the interpolation ladder: where the naive transfer fails", Table2Settings, TABLE2_PRESETS, measure_table2, summarise_table2)
+class Table2(Experiment):
+    "Table 2 of §5 as an experiment of three parts (`TABLE2_PARTS`), each on every seed."
+    name, section, title, Settings = "table2", "§5", "Table 2 — the interpolation ladder: where the naive transfer fails", Table2Settings
+    presets = TABLE2_PRESETS
+    costs = dict(classes=21.0, rungs=14.0, positional=13.0)
+
+    def parts(self, s, seeds): return {part: tuple(seeds) for part in TABLE2_PARTS}
+    def measure(self, s, part, seeds, device="cpu", progress=None): return measure_table2_part(s, part, seeds, device, progress)
+    def summarise(self, s, units): return summarise_table2(s, table2_tasks(units))
+
+TABLE2 = Table2()

@@ -76,7 +76,7 @@ class _Optimizer:
         self.m = {k: v[rows] for k, v in self.m.items()}; self.v = {k: v[rows] for k, v in self.v.items()}
 
 # %% ../nbs/21_train.ipynb #f0ed05d0
-COMPACT_BELOW = 0.75   # shed converged models once at most this share of the batch is still training (0: never)
+COMPACT_BELOW = 1.0    # shed converged models once at most this share of the batch is still training (1: at every check where one stopped; 0: never)
 
 def _start(params: dict, data: dict | None, steps: int, lr: float) -> dict:
     "Validated settings, then detached copies of `params` {name: (B, ...)} that share one leading batch size with `data`."
