@@ -62,7 +62,7 @@ class Experiment:
     Settings: ClassVar[type]
     presets: ClassVar[dict] = {"quick": {}, "paper": {}}
     table_file: ClassVar[str | None] = None        # the file its rows are written to (default: `<name>.csv`)
-    costs: ClassVar[dict] = {}                     # {part: rough seconds of the part at the quick preset on one thread}: a runner hands out the heaviest units first (no number depends on it)
+    costs: ClassVar[dict] = {}                     # {preset: {part: rough seconds of the part on one thread}}: a runner hands out the heaviest units first (no number depends on it)
 
     def settings(self, preset: str = "quick", **overrides):
         "The validated settings of `preset` with `overrides` applied."
@@ -89,9 +89,9 @@ class Experiment:
 # %% ../nbs/30_experiment.ipynb #624e17ff
 class OnePartExperiment(Experiment):
     "An experiment of one part from two functions: `measure(settings, seeds, device, progress)` -> {seed: data} and `summarise(settings, {seed: data})`."
-    def __init__(self, name: str, section: str, title: str, Settings: type, presets: dict, measure, summarise, table_file: str | None = None, cost: float = 0.0):
+    def __init__(self, name: str, section: str, title: str, Settings: type, presets: dict, measure, summarise, table_file: str | None = None, costs: dict | None = None):
         self.name, self.section, self.title, self.Settings, self.presets, self.table_file = name, section, title, Settings, presets, table_file
-        self.costs = {"main": cost}
+        self.costs = {preset: {"main": seconds} for preset, seconds in (costs or {}).items()}      # costs: {preset: rough seconds on one thread}
         self._measure, self._summarise = measure, summarise
 
     def measure(self, settings, part, seeds, device="cpu", progress=None): return self._measure(settings, seeds, device, progress)
@@ -403,7 +403,7 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
             records[name] = write_record(out, config, summarise_units(exp, settings, seeds, kept), time.perf_counter() - t0, None, kept); continue
         pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
     jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
-    jobs.sort(key=lambda j: -pending[j.name].exp.costs.get(j.unit.part, 0.0))     # the heaviest units first: workers that finish early take the light ones
+    jobs.sort(key=lambda j: -pending[j.name].exp.costs.get(preset, {}).get(j.unit.part, 0.0))     # the heaviest units first: workers that finish early take the light ones
     with progress_bar(total=len(jobs), desc="units", unit="unit", show=progress) as bar:     # a bar on a terminal, a line per unit in a log
         for name in records: bar.note(f"{name}: reused, its record under {out} is up to date (--force measures it again)")
         for job, data, seconds in backend.measure(jobs):

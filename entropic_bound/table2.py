@@ -444,7 +444,7 @@ class Table2(Experiment):
     "Table 2 of §5 as an experiment of three parts (`TABLE2_PARTS`), each on every seed."
     name, section, title, Settings = "table2", "§5", "Table 2 — the interpolation ladder: where the naive transfer fails", Table2Settings
     presets = TABLE2_PRESETS
-    costs = dict(classes=21.0, rungs=14.0, positional=13.0)
+    costs = dict(quick=dict(classes=22, rungs=15, positional=14), paper=dict(classes=99, rungs=45, positional=51))
 
     def parts(self, s, seeds): return {part: tuple(seeds) for part in TABLE2_PARTS}
     def measure(self, s, part, seeds, device="cpu", progress=None): return measure_table2_part(s, part, seeds, device, progress)

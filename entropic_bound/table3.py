@@ -667,7 +667,7 @@ class Table3(Experiment):
     "Table 3 of §6 as an experiment: the students (every seed) and the estimator sweep (the first `estimator_seeds` seeds)."
     name, section, title, Settings = "table3", "§6", "Table 3 — attention-native intrinsic rank, linear and softmax", Table3Settings
     presets = TABLE3_PRESETS
-    costs = dict(students=22.0, estimators=3.0)
+    costs = dict(quick=dict(students=25, estimators=2), paper=dict(students=218, estimators=42))
 
     def parts(self, s, seeds):
         return {"students": tuple(seeds), **({"estimators": tuple(seeds[:s.estimator_seeds])} if s.estimator_n else {})}

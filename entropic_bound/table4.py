@@ -184,4 +184,4 @@ def summarise_table4(s: Table4Settings, units: dict) -> ExperimentResult:
     rows = _rows(s, units)
     return ExperimentResult("table4", rows, _claims(s, units), _figures(s, rows), _extra(s, units))
 
-TABLE4 = OnePartExperiment("table4", "§6", "Table 4 — data-only rank prediction, linear QK attention", Table4Settings, TABLE4_PRESETS, measure_table4, summarise_table4, cost=10.0)
+TABLE4 = OnePartExperiment("table4", "§6", "Table 4 — data-only rank prediction, linear QK attention", Table4Settings, TABLE4_PRESETS, measure_table4, summarise_table4, costs=dict(quick=9, paper=26))

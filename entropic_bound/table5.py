@@ -560,4 +560,4 @@ def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
     return ExperimentResult("table5", rows, _claims(s, units) + _frontier_claims(s, units),
                             _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"], extra["frontier_oos"]), extra)
 
-TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5, cost=16.0)
+TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5, costs=dict(quick=14, paper=83))
