@@ -183,19 +183,23 @@ def _task_seed(name: str, seed: int) -> int:
     "The seed teacher `name`'s task of `seed` is drawn from."
     return TEACHERS.index(SAME_DRAW.get(name, name)) * TEACHER_SEED_STEP + seed
 
+def _sweep_training(s: Table1Settings) -> dict:
+    "How every model of the rank sweep (and the near miss's rank-r* model) is trained: `train_rank_sweep`'s arguments, from which t1.achievability's protocols are built, so that the protocols compared are the ones trained."
+    return dict(init_scale=s.sweep_init, lr=s.sweep_lr, steps=s.sweep_steps)
+
 def _measure_sweep(s: Table1Settings, tasks: list, seeds, progress) -> tuple:
     "The rank sweep on `tasks` (one per seed) -> excess risk of the exact optimum (S, M), of the trained model (S, M), steps per model (S·M,)."
     m, ranks = task_moments(tasks), list(s.ranks)
     A_star, V_star = torch.stack([t.A for t in tasks]).unsqueeze(1), torch.stack([t.V for t in tasks]).unsqueeze(1)
     A_exact, V_exact = reduced_rank_fit(m, ranks)                                            # exact optimum per rank
-    A_trained, V_trained, res = train_rank_sweep(m, ranks, seeds, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
+    A_trained, V_trained, res = train_rank_sweep(m, ranks, seeds, progress=progress, **_sweep_training(s))
     excess_exact = excess_risk(A_exact, V_exact, A_star, V_star).cpu().numpy()
     excess_trained = excess_risk(A_trained, V_trained, A_star, V_star).cpu().numpy()
     return excess_exact, excess_trained, res.steps
 
 def _measure_near_miss(s: Table1Settings, tasks: list, seeds, progress) -> np.ndarray:
     "The rank-r* model trained exactly as the sweep's (the same initialisation, step, budget and stopping rule) on the near-miss teachers' `tasks` -> its excess risk per seed (S,)."
-    A, V, _ = train_rank_sweep(task_moments(tasks), [s.r_star], seeds, s.sweep_init, s.sweep_lr, s.sweep_steps, progress=progress)
+    A, V, _ = train_rank_sweep(task_moments(tasks), [s.r_star], seeds, progress=progress, **_sweep_training(s))
     return excess_risk(A, V, torch.stack([t.A for t in tasks]).unsqueeze(1), torch.stack([t.V for t in tasks]).unsqueeze(1)).cpu().numpy()[:, 0]
 
 def _teacher_recovery(task, gd: dict, ls: dict, steps, j: int) -> TeacherRecovery:
@@ -225,10 +229,10 @@ def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=N
     "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students, trained on the samples themselves: over-parameterised GD from each init scale of `scales` (`implicit_protocol`), Adam to the same stopping rule from each of `adam_scales`, and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale, ('adam', scale) or 'min_norm': (A, V, TrainResult)})."
     tasks = [linear_task(s.implicit_n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=IMPLICIT_SEED_OFFSET + x, device=device) for x in seeds]
     samples, ids = (torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])), [IMPLICIT_SEED_OFFSET + x for x in seeds]
-    stop = s.implicit_stop * s.noise_std**2 * s.T * s.d
-    runs = {a: train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop) for a in scales}
-    runs |= {("adam", a): train_overparameterised(samples, ids, a, s.implicit_gd_lr, s.implicit_max_steps, progress, stop_below=stop, optimizer="adam")
-             for a in adam_scales}
+    def train(scale, optimizer):                            # every argument from the protocol the claims compare
+        p = implicit_protocol(s, scale, optimizer)
+        return train_overparameterised(samples, ids, p["init_scale"], p["lr"], p["max_steps"], progress, stop_below=p["stop"] * s.noise_std**2 * s.T * s.d, optimizer=p["optimizer"])
+    runs = {a: train(a, "gd") for a in scales} | {("adam", a): train(a, "adam") for a in adam_scales}
     if min_norm: runs["min_norm"] = train_overparameterised(samples, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
 
@@ -343,7 +347,7 @@ def _rows(sweep: RankSweep) -> list:
 def achievability_protocol(s: Table1Settings, units: dict, extra: float) -> dict:
     "How t1.achievability's rank-r* model (`extra` = 0) and its control (`extra` = the near miss's value) are measured, {field: value}: the teacher's draw, the extra direction's value, the model and its training."
     return dict(task_seeds=[_task_seed("paper", x) for x in units], spectrum=list(s.base_spectrum), extra_direction=extra, rank=s.r_star,
-                init_seeds=list(units), init=s.sweep_init, lr=s.sweep_lr, steps=s.sweep_steps, n=s.n)
+                init_seeds=list(units), n=s.n) | _sweep_training(s)
 
 def _sweep_claims(s: Table1Settings, sweep: RankSweep, units: dict) -> list:
     "The claims on the rank sweep: t1.noise_floor, t1.deficiency, t1.achievability (against the near-miss teacher), t1.bound."
