@@ -182,17 +182,19 @@ def _student_objective(m, factorised: bool):
         return loss, (dict(P=gA @ p["Q"], Q=gA.mT @ p["P"], V=gV) if factorised else dict(A=gA, V=gV))
     return closed
 
-def train_overparameterised(m, seeds, init_scale: float = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
+def train_overparameterised(m, seeds, init_scale: float | list = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
                             factorised: bool = True, stop_below: float | None = None, optimizer: str = "gd"):
-    "Plain GD (or `optimizer` 'adam') on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale`, V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult. `m`: `SecondMoments`, or the samples (X, Y) (S, n, T, d) themselves — then each step's gradient is computed in closed form on them (`surrogate_loss_grads`: the same loss, cheaper where n·T·d is small). `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant). `stop_below`: each model stops once its training loss is at most this (None: every step is taken — small-init GD plateaus, so no relative-change rule)."
+    "Plain GD (or `optimizer` 'adam') on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale` (one, or one per model), V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult. `m`: `SecondMoments`, or the samples (X, Y) (S, n, T, d) themselves — then each step's gradient is computed in closed form on them (`surrogate_loss_grads`: the same loss, cheaper where n·T·d is small). `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant). `stop_below`: each model stops once its training loss is at most this (None: every step is taken — small-init GD plateaus, so no relative-change rule)."
     samples = not isinstance(m, SecondMoments)
     if samples:
         X, Y = (torch.as_tensor(t, dtype=torch.float64) for t in m)
         if X.shape != Y.shape or X.dim() != 4: raise InputError(f"samples X and Y must share a shape (S, n, T, d); got {tuple(X.shape)} and {tuple(Y.shape)}")
     S, T, d, dev = (X.shape[0], X.shape[-2], X.shape[-1], X.device) if samples else (m.R.shape[0], m.T, m.d, m.R.device)
     ids = [int(s) for s in seeds]
+    scale = torch.as_tensor(init_scale, dtype=torch.float64, device=dev).reshape(-1, 1, 1)        # one scale, or one per model
+    if scale.shape[0] not in (1, S): raise InputError(f"need one init scale, or one per model ({S}); got {scale.shape[0]}")
     V0 = seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13)
-    init = (dict(P=seeded_normal(ids, (T, T), init_scale, dev, stream=11), Q=seeded_normal(ids, (T, T), init_scale, dev, stream=12), V=V0) if factorised
+    init = (dict(P=seeded_normal(ids, (T, T), 1.0, dev, stream=11) * scale, Q=seeded_normal(ids, (T, T), 1.0, dev, stream=12) * scale, V=V0) if factorised
             else dict(A=torch.zeros(S, T, T, dtype=V0.dtype, device=dev), V=V0))
     res = train_batched(_student_objective(m, factorised), init, steps=steps, lr=lr, optimizer=optimizer, rtol=None, atol=stop_below or 0.0, progress=progress,
                         desc="over-parameterised GD" if factorised else "unfactorised GD", data=dict(X=X, Y=Y) if samples else None, closed_form=samples)

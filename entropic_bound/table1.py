@@ -229,10 +229,14 @@ def implicit_students(s: Table1Settings, seeds, scales, device="cpu", progress=N
     "The implicit-bias regime's tasks (the paper's teacher at n = `implicit_n`, one per seed) and its students, trained on the samples themselves: over-parameterised GD from each init scale of `scales` (`implicit_protocol`), Adam to the same stopping rule from each of `adam_scales`, and (`min_norm`) A trained unfactorised from 0 -> (tasks, {scale, ('adam', scale) or 'min_norm': (A, V, TrainResult)})."
     tasks = [linear_task(s.implicit_n, s.T, s.d, s.r_star, s.spectrum, s.noise_std, seed=IMPLICIT_SEED_OFFSET + x, device=device) for x in seeds]
     samples, ids = (torch.stack([t.X for t in tasks]), torch.stack([t.Y for t in tasks])), [IMPLICIT_SEED_OFFSET + x for x in seeds]
-    def train(scale, optimizer):                            # every argument from the protocol the claims compare
-        p = implicit_protocol(s, scale, optimizer)
-        return train_overparameterised(samples, ids, p["init_scale"], p["lr"], p["max_steps"], progress, stop_below=p["stop"] * s.noise_std**2 * s.T * s.d, optimizer=p["optimizer"])
-    runs = {a: train(a, "gd") for a in scales} | {("adam", a): train(a, "adam") for a in adam_scales}
+    def train(scales, optimizer):                           # one call for every init scale of an optimiser, every argument from the protocols the claims compare
+        ps, S = [implicit_protocol(s, a, optimizer) for a in scales], len(ids)
+        p = ps[0]
+        A, V, res = train_overparameterised(tuple(t.repeat(len(ps), 1, 1, 1) for t in samples), ids * len(ps), [q["init_scale"] for q in ps for _ in ids],
+                                            p["lr"], p["max_steps"], progress, stop_below=p["stop"] * s.noise_std**2 * s.T * s.d, optimizer=p["optimizer"])
+        return {a: (A[j * S:(j + 1) * S], V[j * S:(j + 1) * S], res.select(slice(j * S, (j + 1) * S))) for j, a in enumerate(scales)}
+    runs = train(scales, "gd") if scales else {}
+    if adam_scales: runs |= {("adam", a): run for a, run in train(adam_scales, "adam").items()}
     if min_norm: runs["min_norm"] = train_overparameterised(samples, ids, 0.0, s.implicit_lr, s.implicit_steps, progress, factorised=False)
     return tasks, runs
 

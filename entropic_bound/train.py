@@ -47,6 +47,10 @@ class TrainResult:
         "Models that stopped on the convergence rule before the step budget, `(B,)` bool."
         return self.steps < self.max_steps
 
+    def select(self, rows) -> "TrainResult":
+        "The models at `rows` (a slice or indices) of the batch, as if trained alone (the history keeps every check of the batch)."
+        return TrainResult({k: v[rows] for k, v in self.params.items()}, self.loss[rows], self.steps[rows], self.history[:, rows], self.max_steps)
+
 class _Optimizer:
     "Adam or plain gradient descent on a dict of batched parameters, written out with exactly the arithmetic of torch.optim.Adam / SGD (so the models are the same), whose rows (models) can be dropped."
     def __init__(self, name: str, params: dict, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
