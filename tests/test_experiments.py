@@ -118,3 +118,22 @@ def test_records_folder_reads_the_environment(monkeypatch, tmp_path):
     assert records_folder() is None
     monkeypatch.setenv(RECORDS_VARIABLE, str(tmp_path))
     assert records_folder() == tmp_path
+
+
+def test_units_go_out_heaviest_first(tmp_path):
+    "The runner hands a backend its units in the order of the experiments' rough costs for the preset, heaviest first, so light units fill the end."
+    from entropic_bound.experiment import InProcess, run_experiments
+
+    class Stop(Exception): pass
+    seen = {}
+
+    class Capture(InProcess):
+        def measure(self, jobs):
+            seen["jobs"] = [(j.name, j.unit.part) for j in jobs]
+            raise Stop
+
+    for preset in ("quick", "paper"):
+        with pytest.raises(Stop): run_experiments(shelf("paper"), tmp_path / preset, preset, (0, 1), backend=Capture(), force=True, progress=False)
+        costs = [experiment(n).costs[preset][p] for n, p in seen["jobs"]]
+        assert costs == sorted(costs, reverse=True) and len(seen["jobs"]) == 8, (preset, seen["jobs"])
+        assert seen["jobs"][0] == ("table3", "students")                 # the longest unit starts first at both presets
