@@ -501,4 +501,4 @@ def summarise_table1(s: Table1Settings, units: dict) -> ExperimentResult:
     return ExperimentResult("table1", _rows(sweep), claims, _figures(s, sweep, units), _extra(s, sweep, units))
 
 # %% ../nbs/31_table1.ipynb #90891bb9
-TABLE1 = OnePartExperiment("table1", "§4", "Table 1 — the linear surrogate: deficiency, achievability, recovery", Table1Settings, TABLE1_PRESETS, measure_table1, summarise_table1, costs=dict(quick=13, paper=16))
+TABLE1 = OnePartExperiment("table1", "§4", "Table 1 — the linear surrogate: deficiency, achievability, recovery", Table1Settings, TABLE1_PRESETS, measure_table1, summarise_table1, costs=dict(quick=11, paper=14))

@@ -278,7 +278,8 @@ def _task_arrays(data) -> dict:
 def measure_table2_part(s: Table2Settings, part: str, seeds, device="cpu", progress=None) -> dict:
     "One part of Table 2 on the tasks seeds × r_stars -> {seed: {field of `Table2Tasks`: the seed's value}}: 'classes' (the tasks' own numbers and every class of the ladder), 'rungs' (the position-aware rungs and the near misses) or 'positional' (B3+pos at `pos_r_star` and its control)."
     if part not in TABLE2_PARTS: raise InputError(f"unknown part {part!r} of Table 2; use one of {TABLE2_PARTS}")
-    data = ladder_data(seeds, s.r_stars, s.n, s.n_test, s.T, s.d, s.noise_std, getattr(torch, s.dtype), device)
+    r_stars = (s.pos_r_star,) if part == "positional" else s.r_stars        # the positional control draws only its own tasks: each (seed, r*) is a draw of its own
+    data = ladder_data(seeds, r_stars, s.n, s.n_test, s.T, s.d, s.noise_std, getattr(torch, s.dtype), device)
     if part == "classes": measured = _task_arrays(data) | dict(classes=_measure_classes(s, data, progress))
     elif part == "rungs":
         near, near_cost = _measure_near_miss(s, seeds, device, progress)
