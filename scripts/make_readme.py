@@ -61,11 +61,18 @@ def render(nb: dict) -> tuple[str, dict]:
     return re.sub(r"\]\((?!https?:|#|/)([^)]+?\.ipynb(?:#[^)]*)?)\)", r"](nbs/\1)", text), images   # notebook links from the repo root
 
 
+NO_RESULTS = "There are none yet: run `entropic-bound reproduce"  # what the front page prints without results
+
+
 def main(argv):
     nb = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))
     text, images = render(nb)
     readme = ROOT / "README.md"
     stale = sorted(p for p in (ROOT / IMAGES).glob("readme-*.png") if f"{IMAGES}/{p.name}" not in images)
+    if NO_RESULTS in text:              # the front page was executed without results of this code: its claims table and Figure 1 are missing
+        print("nbs/index.ipynb shows no results (results/ is missing or was made by other code): run `entropic-bound reproduce --preset quick "
+              "--out results`, execute nbs/index.ipynb, then this script")
+        return 1
     if "--check" in argv:
         differs = [str(readme.relative_to(ROOT))] if readme.read_text(encoding="utf-8") != text else []
         differs += [path for path, data in images.items() if not (ROOT / path).is_file() or (ROOT / path).read_bytes() != data]
