@@ -28,6 +28,7 @@ from entropic_bound.policy import cpu_threads, engine_threads, set_engine_thread
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engine import bench, report_ceiling  # noqa: E402
 from _commit import head_commit  # noqa: E402
+import _targets  # noqa: E402
 
 
 def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
@@ -71,7 +72,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(a.out or tmp)
         per, total, claims = timed(out / a.preset, a.preset, a.seeds, a.device, jobs)
-        target, table_target = (60, None) if a.device == "cuda" else (600, 300)
+        target, table_target = (_targets.GPU, None) if a.device == "cuda" else (_targets.PAPER, _targets.TABLE)
         print(f"reproduce --preset {a.preset} --seeds {a.seeds} --jobs {jobs}:")
         for name, sec in per.items():
             flag = "" if table_target is None else f"   (<= {table_target} s: {'met' if sec <= table_target else 'NOT met'})"
@@ -88,7 +89,7 @@ def main():
         if not a.no_quick:
             qper, qtotal, qclaims = timed(out / "quick", "quick", 3, a.device, jobs)
             record("quick", 3, jobs, qtotal, qper, qclaims, a.device)
-            print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= 40 s: {'met' if qtotal <= 40 else 'NOT met'}); "
+            print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= {_targets.QUICK} s: {'met' if qtotal <= _targets.QUICK else 'NOT met'}); "
                   + ", ".join(f"{n} {s:.1f} s" for n, s in qper.items()))
     # the engine against the per-model loop: on the GPU, or on the CPU with one thread and with the engine's threads
     for threads in ([None] if a.device == "cuda" else sorted({1, engine_threads()})):

@@ -12,8 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .experiment import Experiment, check_settings
-from .spectral import InputError
-from .spectral import energy_effective_rank, rank_profile
+from .spectral import InputError, energy_effective_rank, rank_profile
 from .linear import model_dof
 from .ladder import (LADDER, ladder_data, static_kernel, token_mixing, ladder_forward, permutation_average,
                                    permutation_bound, rowstochastic_bound, heldout_excess, fit_ladder_class, fit_position_softmax)
@@ -285,14 +284,12 @@ def measure_table2_part(s: Table2Settings, part: str, seeds, device="cpu", progr
         near, near_cost = _measure_near_miss(s, seeds, device, progress)
         measured = dict(rungs=_measure_rungs(s, data, progress), near=near, near_miss=near_cost)
     else:
-        signal = data.signal.numpy()
-        positional = _positional_control(s, data, signal, permutation_bound(data.A, data.V).numpy() / signal, progress)
-    units = {}
-    for seed in seeds:
-        rows = [i for i, x in enumerate(data.seeds) if x == seed]
-        if part == "positional": units[seed] = dict(positional=positional[next(i for i in rows if data.r_stars[i] == s.pos_r_star)]); continue
-        units[seed] = {k: v[rows] if isinstance(v, np.ndarray) else {name: m.select(rows) for name, m in v.items()} for k, v in measured.items()}
-    return units
+        own = _task_arrays(data)
+        positional = _positional_control(s, data, own["signal"], own["bound"], progress)      # {task: PositionalControl}, one task per seed here
+    rows = {seed: [i for i, x in enumerate(data.seeds) if x == seed] for seed in seeds}
+    if part == "positional": return {seed: dict(positional=positional[rows[seed][0]]) for seed in seeds}
+    return {seed: {k: v[rows[seed]] if isinstance(v, np.ndarray) else {name: m.select(rows[seed]) for name, m in v.items()} for k, v in measured.items()}
+            for seed in seeds}
 
 def table2_tasks(parts: dict) -> dict:
     "Every part's measurements {part: {seed: {field: value}}} -> {seed: Table2Tasks}."

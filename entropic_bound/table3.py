@@ -247,7 +247,7 @@ class TrainedStudent:
     steps: int              # optimiser steps taken
 
 def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
-    "The `fit_students` calls as (n_train, init, [(teacher, rank)], how), `init` 'small', 'large', 'adam' or one of them per student, `how` the training (`_training`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
+    "The `fit_students` calls as (n_train, init, [(teacher, rank)], how), `init` 'small', 'large' or one of them per student, `how` the training (`_training`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
     flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
     nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
     short = [(near_miss[(kind, rs, x)], rs) for kind in s.kinds for rs in s.r_stars for x in seeds]
@@ -256,7 +256,7 @@ def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
     if n_u:
         wide = [(Teacher(kind, rs, x), s.d) for kind in s.kinds for rs in s.r_stars for x in seeds]
         batches += [(n_u, ["small"] * len(wide) + ["large"] * len(wide), wide + wide, "gd"),   # both initialisations in one call
-                    (n_u, "adam", wide, "adam")]
+                    (n_u, "small", wide, "adam")]
     return batches
 
 def _training(s: Table3Settings, how: str) -> dict:
@@ -266,12 +266,12 @@ def _training(s: Table3Settings, how: str) -> dict:
                 adam=dict(optimizer="adam", lr=s.lr, rtol=None, **to_floor))[how]
 
 def _train(s: Table3Settings, n_train: int, init: str, batch: list, tasks: dict, progress=None, how: str = "table") -> dict:
-    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small', 'large' or 'adam' — the small scale —, or one per student) scale in one `fit_students` call, trained as `_training(s, how)` says -> {(teacher, rank, n_train, init): TrainedStudent}."
+    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large', or one per student) scale in one `fit_students` call, trained as `_training(s, how)` says -> {(teacher, rank, n_train, init, how): TrainedStudent}."
     inits = [init] * len(batch) if isinstance(init, str) else list(init)
-    scale = {"small": s.init_scale, "large": s.large_init_scale, "adam": s.init_scale}
+    scale = {"small": s.init_scale, "large": s.large_init_scale}
     fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], n_train, [t.draw_seed for t, _ in batch],
                        [scale[i] for i in inits], dtype=getattr(torch, s.dtype), progress=progress, desc="table3 students", **_training(s, how))
-    return {(teacher, r, n_train, inits[i]): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
+    return {(teacher, r, n_train, inits[i], how): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
             for i, (teacher, r) in enumerate(batch)}
 
 # %% ../nbs/33_table3.ipynb #4f8a2b1a
@@ -329,16 +329,16 @@ def _underdetermined_fit(s: Table3Settings, teacher: Teacher, task, small: Train
 
 def _students_of_seed(s: Table3Settings, seed: int, trained: dict, tasks: dict) -> StudentsOfSeed:
     "Seed `seed`'s students (`trained` in training order) measured against their teachers."
-    mine = [(teacher, r, n, init, student) for (teacher, r, n, init), student in trained.items() if teacher.seed == seed]
-    table = [(teacher, r, student) for teacher, r, n, _, student in mine if n == s.n]
+    mine = [(teacher, r, n, init, how, student) for (teacher, r, n, init, how), student in trained.items() if teacher.seed == seed]
+    table = [(teacher, r, student) for teacher, r, n, _, _, student in mine if n == s.n]
     flat = [(teacher, r, student) for teacher, r, student in table if teacher.nonflat is None and teacher.weak is None]
-    wide = {(teacher, init): student for teacher, r, n, init, student in mine if n != s.n}
+    wide = {(teacher, init, how): student for teacher, r, n, init, how, student in mine if n != s.n}
     return StudentsOfSeed(excess={(teacher.kind, teacher.r_star, r): student.excess for teacher, r, student in flat},
                           flat={(teacher.kind, teacher.r_star): _flat_fit(s, teacher, tasks[teacher], student.K) for teacher, r, student in flat if r == s.d},
                           nonflat={(teacher.kind, teacher.nonflat): _nonflat_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.nonflat is not None},
                           near_miss={(teacher.kind, teacher.r_star - 1): _near_miss_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.weak is not None},
-                          underdetermined={(teacher.kind, teacher.r_star): _underdetermined_fit(s, teacher, tasks[teacher], student, wide[(teacher, "large")], wide[(teacher, "adam")])
-                                           for (teacher, init), student in wide.items() if init == "small"},
+                          underdetermined={(teacher.kind, teacher.r_star): _underdetermined_fit(s, teacher, tasks[teacher], student, wide[(teacher, "large", "gd")], wide[(teacher, "small", "adam")])
+                                           for (teacher, init, how), student in wide.items() if (init, how) == ("small", "gd")},
                           converged=tuple(student.converged for *_, student in mine), steps=tuple(student.steps for *_, student in mine))
 
 def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> dict:

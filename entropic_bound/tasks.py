@@ -83,13 +83,11 @@ def attention_mixing(X, K, kind) -> torch.Tensor:
     XK = (X.reshape(*lead, -1, d) @ K).reshape(X.shape) if X.shape[:len(lead)] == lead else X @ K
     L = XK @ X.transpose(-1, -2)                             # L_ts = x_t^T K x_s
     if isinstance(kind, torch.Tensor):                       # a batch of both kinds: (B,) bool, True = softmax
-        s = kind.view(-1).to(L.device)
+        s = kind.view(-1)
         k = int((~s).sum())
-        if not bool(s[:k].any()):                            # linear models first: each kind on its own rows, no copy
+        if not bool(s[:k].any()):                            # linear models first (`fit_students` orders its batches so): each kind on its own rows
             return torch.cat([L[:k] / T, torch.softmax(L[k:] / math.sqrt(d), dim=-1)])
-        lin, soft = (~s).nonzero().squeeze(-1), s.nonzero().squeeze(-1)          # mixed: each kind on its own rows, put back in order
-        out = torch.cat([L[lin] / T, torch.softmax(L[soft] / math.sqrt(d), dim=-1)])
-        return out[torch.argsort(torch.cat([lin, soft]))]
+        return torch.where(s.view(-1, *[1] * (L.dim() - 1)), torch.softmax(L / math.sqrt(d), dim=-1), L / T)
     if kind == "linear": return L / T
     if kind == "softmax": return torch.softmax(L / math.sqrt(d), dim=-1)
     raise InputError(f"kind must be 'linear' or 'softmax'; got {kind!r}")

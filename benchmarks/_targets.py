@@ -1,0 +1,6 @@
+"""The time targets of `entropic-bound reproduce` (seconds), one home: bench_reproduce.py grades its runs against them and
+scripts/make_figures.py states the verdicts the pages quote."""
+PAPER = 600      # the paper preset in all, on the 2-core CPU machine
+TABLE = 300      # ... each table on its worker
+QUICK = 40       # the quick preset, on the same machine
+GPU = 60         # the paper preset on one GPU
