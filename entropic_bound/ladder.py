@@ -110,10 +110,11 @@ def static_kernel(cls: str, params: dict, ranks: torch.Tensor) -> torch.Tensor:
     if cls == "B1c": return params["K"]
     return _masked(params["Wq"], ranks) @ params["Wk"].transpose(-1, -2)
 
-def _attention_inputs(cls: str, params: dict, X: torch.Tensor):
-    "The residual stream H (plus positions for B3+pos) and the attention input Z (LN(H) for B3, X otherwise)."
+def _attention_inputs(cls: str, params: dict, X: torch.Tensor, normed: torch.Tensor | None = None):
+    "The residual stream H (plus positions for B3+pos) and the attention input Z (LN(H) for B3, X otherwise); `normed`, where given, is LN(X): B3 without positions, whose attention input training does not change."
     if cls != "B3": return X, X
-    H = X + params["E"][:, None] if "E" in params else X
+    if "E" not in params: return X, _layer_norm(X) if normed is None else normed
+    H = X + params["E"][:, None]
     return H, _layer_norm(H)
 
 # %% ../nbs/05_ladder.ipynb #11f96757
@@ -135,8 +136,9 @@ def token_mixing(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor) -
     M = attention_mixing(Z, K, "linear" if cls in ("B1", "B1c") else "softmax")     # (B, n, T, T)
     return M + positional_mixing(params, ranks)[:, None] if "P" in params else M     # B1+pos adds its positional mixing
 
-def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor, gram: torch.Tensor | None = None) -> torch.Tensor:
-    "Prediction of each model: X (B, n, T, d), ranks (B,) -> Ŷ (B, n, T, d); `gram` = XᵀX (B, n, d, d) may be passed for B1/B1c."
+def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor, gram: torch.Tensor | None = None,
+                   normed: torch.Tensor | None = None) -> torch.Tensor:
+    "Prediction of each model: X (B, n, T, d), ranks (B,) -> Ŷ (B, n, T, d); `gram` = XᵀX (B, n, d, d) may be passed for B1/B1c, `normed` = LN(X) (B, n, T, d) for B3 without positions."
     B, n, T, d = X.shape
     K = static_kernel(cls, params, ranks)
     if cls == "B0":                                              # Ŷ = A X V
@@ -147,7 +149,7 @@ def ladder_forward(cls: str, params: dict, X: torch.Tensor, ranks: torch.Tensor,
         if "P" in params:                                        # B1+pos: + (P Qᵀ) X V, a fixed positional mixing
             Y = Y + positional_mixing(params, ranks)[:, None] @ _per_model(X, params["V"])
         return Y
-    H, Z = _attention_inputs(cls, params, X)
+    H, Z = _attention_inputs(cls, params, X, normed)
     S = _position_logit_softmax(Z, K, params["L"]) if "L" in params else attention_mixing(Z, K, "softmax")   # over keys, (B, n, T, T)
     if cls == "B2": return S @ _per_model(Z, params["V"])
     H = H + S @ _per_model(Z, params["Wv"])                      # attention sublayer with residual
@@ -219,8 +221,9 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     if rk.shape[0] != len(init_scales) * M or (rk < 0).any() or (rk > R).any():
         raise InputError(f"need one rank list of length {M} (values in 0..{R}; 0: no kernel) per init scale")
     X, Y = data.X.repeat(len(init_scales), 1, 1, 1), data.Y.repeat(len(init_scales), 1, 1, 1)
-    data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {})
-    loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)
+    data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {}) \
+           | (dict(normed=_layer_norm(X)) if cls == "B3" and not positional else {})           # what training does not change, computed once
+    loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram"), d.get("normed")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)
     res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""),
                         data=data)                                                 # converged models leave the batch
     return res, rk

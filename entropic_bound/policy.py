@@ -15,13 +15,16 @@ __all__ = ['set_cpu_threads', 'cpu_threads', 'engine_threads', 'set_engine_threa
            'LineProgress', 'progress_bar']
 
 # %% ../nbs/21a_policy.ipynb #e1dcd1f1
+_BLAS_SET = {}     # {"threads": n} while the BLAS limit this module last set is in force
+
 def set_cpu_threads(n: int = 1):
-    "Use `n` torch intra-op threads and `n` BLAS threads in this process from now on; returns a function that restores the previous settings."
+    "Use `n` torch intra-op threads and `n` BLAS threads in this process from now on; returns a function that restores the previous settings (nothing to do where both already are `n` by this module's doing: a small solve in a worker then costs no library scan)."
+    if torch.get_num_threads() == n and _BLAS_SET.get("threads") == n: return lambda: None
     from threadpoolctl import threadpool_limits
     before, blas = torch.get_num_threads(), threadpool_limits(n)
-    torch.set_num_threads(n)
+    torch.set_num_threads(n); _BLAS_SET["threads"] = n
     def restore():
-        torch.set_num_threads(before); blas.restore_original_limits()
+        torch.set_num_threads(before); blas.restore_original_limits(); _BLAS_SET.clear()
     return restore
 
 @contextmanager
@@ -62,8 +65,8 @@ def set_engine_threads(n: int | None = None) -> int | None:
     return before
 
 def set_worker_threads(engine: int = 1):
-    "Threads of a worker process that shares its machine with others (a Dask worker, a `reproduce --jobs` worker): small solves on one thread, the engine's steps on `engine`."
-    set_cpu_threads(1); set_engine_threads(engine)
+    "Set up a worker process that shares its machine with others (a Dask worker, a `reproduce --jobs` worker): small solves on one thread, the engine's steps on `engine`, and the allocator tuned as the command line tunes its own process (`tune_allocator`; a spawned process does not inherit it)."
+    set_cpu_threads(1); set_engine_threads(engine); tune_allocator()
 
 
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30, top_pad: int = 64 << 20) -> bool:

@@ -100,7 +100,7 @@ _DESIGN_CACHE_BYTES = 64 << 20          # ... holding at most this many bytes of
 
 def _design(kind: str, arrays, make_R, d: int, q: int) -> _Design:
     "The design of a `kind` regression on input `arrays`, reused when the same inputs (by content) come again: sweeps refit one X with many targets."
-    h = hashlib.blake2b(kind.encode(), digest_size=20)
+    h = hashlib.sha256(kind.encode())                                      # SHA-256: hardware-accelerated on current CPUs, over twice blake2b's speed there
     for a in arrays:
         a = np.ascontiguousarray(a, dtype=np.float64); h.update(repr(a.shape).encode()); h.update(a.view(np.uint8))
     key = h.digest()
