@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import f as f_dist
 from .spectral import InputError
 
 # %% auto #0
@@ -175,6 +174,7 @@ def _variances_differ(a: float, df_a: int, b: float, df_b: int, alpha: float) ->
     "The two-sided F-test of equal variances: whether the larger of `a`, `b` exceeds the smaller by more than F's upper alpha/2 quantile (a zero variance beside a positive one differs)."
     (big, df_big), (small, df_small) = sorted(((a, df_a), (b, df_b)), key=lambda x: x[0], reverse=True)
     if big == 0: return False
+    from scipy.stats import f as f_dist                                     # here: scipy.stats takes about a second to import
     return small == 0 or big / small > float(f_dist.ppf(1 - alpha / 2, df_big, df_small))
 
 def fraction_resolution(values) -> float:

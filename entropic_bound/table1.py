@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
+if TYPE_CHECKING: from matplotlib.figure import Figure     # imported when a figure is drawn
 
 from .experiment import OnePartExperiment, check_settings
 from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit, train_rank_sweep, model_dof, empirical_risk,
@@ -308,6 +309,7 @@ def over_seeds(units: dict, teacher: str) -> list:
 # %% ../nbs/31_table1.ipynb #9f7567fd
 def _rank_sweep_figure(sweep: RankSweep, r_star: int) -> Figure:
     "Excess risk vs rank (log scale): trained (mean, min–max), exact optimum, Theorem-1 bound, noise floor."
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.6)); ax = fig.subplots()
     r, trained, floor = np.asarray(sweep.ranks), sweep.excess_trained, sweep.floor
     ax.errorbar(r, trained.mean(0), yerr=[trained.mean(0) - trained.min(0), trained.max(0) - trained.mean(0)], fmt="o-", capsize=3, label="trained (GD, A = PQᵀ)")
@@ -323,6 +325,7 @@ def _rank_sweep_figure(sweep: RankSweep, r_star: int) -> Figure:
 
 def _spectrum_figure(s, edge, s_star, n) -> Figure:
     "Singular values of the learned over-parameterised A (per seed, scaled by s_1) with the MP noise edge."
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.4)); ax = fig.subplots()
     k = np.arange(1, s.shape[-1] + 1)
     for i in range(len(s)):

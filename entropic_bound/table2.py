@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
+if TYPE_CHECKING: from matplotlib.figure import Figure     # imported when a figure is drawn
 
 from .experiment import Experiment, check_settings
 from .spectral import InputError, energy_effective_rank, rank_profile
@@ -304,6 +305,7 @@ def measure_table2(s: Table2Settings, seeds, device="cpu", progress=None) -> dic
 # %% ../nbs/32_table2.ipynb #4d1a1635
 def _ladder_figure(rel: dict, spread: dict, bound: float, stoch: float) -> Figure:
     "Figure 1 of §5: relative excess per class and position-aware rung with [min, max] bars, the permutation bound and the row-stochastic bound."
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(7.6, 3.6)); ax = fig.subplots()
     names = list(rel)
     y = np.array([rel[c] for c in names])
@@ -321,6 +323,7 @@ def _ladder_figure(rel: dict, spread: dict, bound: float, stoch: float) -> Figur
 
 def _kernel_rank_figure(r_stars: list, per_class: dict, target: np.ndarray) -> Figure:
     "Static-kernel energy effective rank after over-parameterised training, against r*."
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.2, 3.4)); ax = fig.subplots()
     rs = sorted(set(r_stars)); r_arr = np.asarray(r_stars)
     ax.plot(rs, [target[r_arr == r].mean() for r in rs], "k--", lw=1, label="target A* (energy rank)")
