@@ -2,9 +2,12 @@
 total against its targets (<= 600 s in all and <= 300 s per table on the 2-core CPU; <= 60 s on one GPU), the quick
 preset (3 seeds) against <= 40 s, and — side by side in the same run — the speed-up of the batched engine over the
 per-model Python loop (40 §4 rank-sweep models, via bench_engine.py) against >= 20x, with bench_engine.py's ceiling
-(the same 40 models with their data held in cache).
+(the same 40 models with their data held in cache). With `--baseline REV`, the quick preset also runs side by side with
+git revision REV (say the commit before): fresh commands, alternating, `--rounds` of each, their medians and ratio, and
+whether the two wrote the same tables and claims byte for byte (a change that should move no number must show "same").
 
     python benchmarks/bench_reproduce.py [--preset paper] [--seeds 5] [--device cpu|cuda] [--no-quick] [--out DIR]
+                                         [--baseline REV [--rounds 3] [--only-baseline]]
 
 The paper preset's claim records (5 seeds) are stored in benchmarks/paper_claims.json; tests/test_paper_claims.py checks that
 every claim there has the verdict the quick preset's reference has, so no claim holds only at quick sizes.
@@ -12,9 +15,13 @@ Every run is appended to benchmarks/timings.json, the log that scripts/make_figu
 """
 import argparse
 import datetime
+import filecmp
 import json
 import platform
+import statistics
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -56,6 +63,53 @@ def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims, 
     TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
 
 
+_QUICK_COMMAND = ("import sys; from entropic_bound.cli import main; out, jobs = sys.argv[1:]; "
+                  "sys.argv = ['entropic-bound', 'reproduce', '--preset', 'quick', '--out', out, '--force', '--no-progress', '--jobs', jobs]; main()")
+
+
+def _baseline_python(rev: str, tmp: Path) -> Path:
+    "A Python that imports entropic_bound from a worktree of `rev` and every dependency from this environment (not its editable install): a venv with one .pth file."
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tmp / "tree"), rev], cwd=root, check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
+    site = next((tmp / "venv" / "lib").glob("python*/site-packages"))
+    (site / "baseline.pth").write_text(f"{tmp / 'tree'}\n{sysconfig.get_paths()['purelib']}\n")
+    return tmp / "venv" / "bin" / "python"
+
+
+def side_by_side(rev: str, rounds: int, jobs: int) -> dict:
+    "The quick preset as a fresh command at `rev` and at this checkout, alternating, `rounds` each -> {'baseline'|'head': [seconds], 'ratio': median head / median baseline, 'same': whether the last runs wrote byte-identical tables and claims}."
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        try:
+            pythons = {"baseline": _baseline_python(rev, tmp), "head": Path(sys.executable)}
+            times = {who: [] for who in pythons}
+            for i in range(rounds):
+                for who, python in pythons.items():
+                    t0 = time.perf_counter()
+                    run = subprocess.run([str(python), "-c", _QUICK_COMMAND, str(tmp / who), str(jobs)], cwd=tmp, capture_output=True, text=True)
+                    times[who].append(time.perf_counter() - t0)
+                    if run.returncode not in (0, 1): sys.exit(f"the quick preset at {who} failed (exit {run.returncode}):\n{run.stderr[-2000:]}")
+                    print(f"  round {i + 1}, {who:8s} {times[who][-1]:6.1f} s")
+            files = sorted(f.name for f in (tmp / "head").glob("table*.csv")) + ["claims.json"]
+            same = all((tmp / "baseline" / f).is_file() and filecmp.cmp(tmp / "baseline" / f, tmp / "head" / f, shallow=False) for f in files)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "tree")], cwd=root, capture_output=True)
+    return dict(times, ratio=statistics.median(times["head"]) / statistics.median(times["baseline"]), same=same)
+
+
+def record_side_by_side(rev: str, jobs: int, result: dict) -> None:
+    "Append a side-by-side run to benchmarks/timings.json (its own list: the figures quote `runs`)."
+    log = json.loads(TIMINGS.read_text())
+    resolved = subprocess.run(["git", "rev-parse", "--short", rev], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip()
+    log.setdefault("side_by_side", []).append(dict(script="bench_reproduce.py --baseline", date=datetime.date.today().isoformat(), commit=head_commit(),
+                                                    baseline=resolved or rev, preset="quick", jobs=jobs, machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}",
+                                                    baseline_s=[round(t, 1) for t in result["baseline"]], head_s=[round(t, 1) for t in result["head"]],
+                                                    ratio=round(result["ratio"], 3), tables_and_claims_identical=result["same"]))
+    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--preset", default="paper", choices=("quick", "paper"))
@@ -64,11 +118,23 @@ def main():
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: as the command, one per core, at most one per table)")
     p.add_argument("--no-quick", action="store_true", help="skip the quick-preset run")
     p.add_argument("--out", default=None, help="keep the outputs here (default: a temporary directory)")
+    p.add_argument("--baseline", default=None, metavar="REV", help="also run the quick preset at git revision REV side by side (fresh commands, alternating)")
+    p.add_argument("--rounds", type=int, default=3, help="runs of each side with --baseline (default 3)")
+    p.add_argument("--only-baseline", action="store_true", help="with --baseline: only the side-by-side comparison")
     a = p.parse_args()
+    if a.only_baseline and not a.baseline: p.error("--only-baseline needs --baseline REV")
+    if a.rounds < 1: p.error("--rounds must be >= 1")
     tune_allocator()                                   # as the command line does
     jobs = default_jobs(shelf("paper"), a.device) if a.jobs is None else a.jobs
     print(f"torch {torch.__version__}, device {a.device}" + (f" ({torch.cuda.get_device_name()})" if a.device == "cuda" else "")
           + f", {engine_threads()} cores, --jobs {jobs}")
+    if a.baseline:
+        print(f"the quick preset side by side with {a.baseline}, {a.rounds} round(s), --jobs {jobs}:")
+        sbs = side_by_side(a.baseline, a.rounds, jobs)
+        record_side_by_side(a.baseline, jobs, sbs)
+        print(f"  median: {a.baseline} {statistics.median(sbs['baseline']):.1f} s, this checkout {statistics.median(sbs['head']):.1f} s, "
+              f"ratio {sbs['ratio']:.3f}; tables and claims {'byte-identical' if sbs['same'] else 'DIFFER'}")
+        if a.only_baseline: return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(a.out or tmp)
         per, total, claims = timed(out / a.preset, a.preset, a.seeds, a.device, jobs)
