@@ -98,8 +98,8 @@ def ceiling(device: str = "cpu", n_models: int = 40, steps: int = FIXED_STEPS, r
             "bytes": {f"{groups} tasks": size(many), "one task": size(one), "cache": _cache_bytes()}}
 
 
-def report_ceiling(device: str = "cpu", n_models: int = 40):
-    "Print the per-step seconds of `ceiling` and the ratios they allow."
+def report_ceiling(device: str = "cpu", n_models: int = 40) -> dict:
+    "Print the per-step seconds of `ceiling` and the ratios they allow; return those ratios {row: n_models x one / row}."
     c = ceiling(device, n_models)
     size = c.pop("bytes")
     one = next(iter(c))
@@ -109,6 +109,7 @@ def report_ceiling(device: str = "cpu", n_models: int = 40):
     for name in c:
         extra = "   (mean over the ranks, each alone)" if name == one else f"   {n_models} x one / this = {n_models * c[one] / c[name]:.1f}x"
         print(f"  {name:22s} {c[name] * 1e3:7.3f} ms{extra}")
+    return {name: n_models * c[one] / c[name] for name in c if name != one}
 
 
 def main():

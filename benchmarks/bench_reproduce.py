@@ -99,6 +99,14 @@ def side_by_side(rev: str, rounds: int, jobs: int) -> dict:
     return dict(times, ratio=statistics.median(times["head"]) / statistics.median(times["baseline"]), same=same)
 
 
+def record_engine(rows: list, device: str = "cpu") -> None:
+    "Append the engine-against-loop comparison (one row per thread count; `threads` None: the GPU) to benchmarks/timings.json's `engine` list."
+    log = json.loads(TIMINGS.read_text())
+    log.setdefault("engine", []).append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(), device=device,
+                                              machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", models=40, steps="fixed 500", rows=rows))
+    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+
+
 def record_side_by_side(rev: str, jobs: int, result: dict) -> None:
     "Append a side-by-side run to benchmarks/timings.json (its own list: the figures quote `runs`)."
     log = json.loads(TIMINGS.read_text())
@@ -158,6 +166,7 @@ def main():
             print(f"reproduce --preset quick --seeds 3 --jobs {jobs}: total {qtotal:.1f} s   (target <= {_targets.QUICK} s: {'met' if qtotal <= _targets.QUICK else 'NOT met'}); "
                   + ", ".join(f"{n} {s:.1f} s" for n, s in qper.items()))
     # the engine against the per-model loop: on the GPU, or on the CPU with one thread and with the engine's threads
+    engine = []
     for threads in ([None] if a.device == "cuda" else sorted({1, engine_threads()})):
         before = set_engine_threads(threads)
         with cpu_threads(a.device, threads or 1):
@@ -165,8 +174,11 @@ def main():
             where = "on the GPU" if threads is None else f"{threads} thread(s)"
             print(f"engine, side by side: 40 §4 models, fixed 500 steps, {where} both ways: loop {b['loop_s']:.2f} s, "
                   f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x   (target >= 20x: {'met' if b['ratio'] >= 20 else 'NOT met'})")
-            report_ceiling(a.device)
+            ceiling = report_ceiling(a.device)
+            engine.append(dict(threads=threads, loop_s=round(b["loop_s"], 2), batched_s=round(b["batched_s"], 2), ratio=round(b["ratio"], 1),
+                               ceiling_one_task=round(next(v for k, v in ceiling.items() if k.endswith("one task")), 1)))
         set_engine_threads(before)
+    record_engine(engine, a.device)
 
 if __name__ == "__main__":
     main()
