@@ -50,17 +50,22 @@ def timed(out: Path, preset: str, seeds: int, device: str, jobs: int):
 TIMINGS = Path(__file__).parent / "timings.json"
 
 
-def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims, device: str = "cpu") -> None:
-    "Append this run to benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from (a GPU run names its device)."
+def _append(key: str, entry: dict) -> None:
+    "Append `entry`, stamped with the script, date, commit and machine, to the list `key` of benchmarks/timings.json, the machine-readable log that scripts/make_figures.py quotes from."
     log = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else dict(about="Runs of benchmarks/bench_reproduce.py, oldest first.", runs=[])
-    run = dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(),
-               machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", preset=preset, seeds=seeds, jobs=jobs,
-               total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
+    stamp = dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(),
+                 machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}")
+    log.setdefault(key, []).append(stamp | entry)
+    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+
+
+def record(preset: str, seeds: int, jobs: int, total: float, per: dict, claims, device: str = "cpu") -> None:
+    "Append this run to timings.json's `runs` (a GPU run names its device)."
+    run = dict(preset=preset, seeds=seeds, jobs=jobs, total_s=round(total, 1), tables_s={n: round(s, 1) for n, s in per.items()},
                claims_hold=None if claims is None else sum(c["verdict"] == "holds" for c in claims),
                claims=None if claims is None else len(claims), source="written by bench_reproduce.py")
     if device != "cpu": run.update(device=f"{device} ({torch.cuda.get_device_name()})", source=f"written by bench_reproduce.py --device {device} (benchmarks/gpu_check.sh)")
-    log["runs"].append(run)
-    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+    _append("runs", run)
 
 
 _QUICK_COMMAND = ("import sys; from entropic_bound.cli import main; out, jobs = sys.argv[1:]; "
@@ -100,22 +105,16 @@ def side_by_side(rev: str, rounds: int, jobs: int) -> dict:
 
 
 def record_engine(rows: list, device: str = "cpu") -> None:
-    "Append the engine-against-loop comparison (one row per thread count; `threads` None: the GPU) to benchmarks/timings.json's `engine` list."
-    log = json.loads(TIMINGS.read_text())
-    log.setdefault("engine", []).append(dict(script="bench_reproduce.py", date=datetime.date.today().isoformat(), commit=head_commit(), device=device,
-                                              machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}", models=40, steps="fixed 500", rows=rows))
-    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+    "Append the engine-against-loop comparison (one row per thread count; `threads` None: the GPU) to timings.json's `engine`."
+    _append("engine", dict(device=device, models=40, steps="fixed 500", rows=rows))
 
 
 def record_side_by_side(rev: str, jobs: int, result: dict) -> None:
-    "Append a side-by-side run to benchmarks/timings.json (its own list: the figures quote `runs`)."
-    log = json.loads(TIMINGS.read_text())
+    "Append a side-by-side run to timings.json's `side_by_side` (its own list: the figures quote `runs`)."
     resolved = subprocess.run(["git", "rev-parse", "--short", rev], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip()
-    log.setdefault("side_by_side", []).append(dict(script="bench_reproduce.py --baseline", date=datetime.date.today().isoformat(), commit=head_commit(),
-                                                    baseline=resolved or rev, preset="quick", jobs=jobs, machine=f"{platform.machine()}, {engine_threads()} cores, torch {torch.__version__}",
-                                                    baseline_s=[round(t, 1) for t in result["baseline"]], head_s=[round(t, 1) for t in result["head"]],
-                                                    ratio=round(result["ratio"], 3), tables_and_claims_identical=result["same"]))
-    TIMINGS.write_text(json.dumps(log, indent=1) + "\n")
+    _append("side_by_side", dict(script="bench_reproduce.py --baseline", baseline=resolved or rev, preset="quick", jobs=jobs,
+                                 baseline_s=[round(t, 1) for t in result["baseline"]], head_s=[round(t, 1) for t in result["head"]],
+                                 ratio=round(result["ratio"], 3), tables_and_claims_identical=result["same"]))
 
 
 def main():
@@ -173,7 +172,7 @@ def main():
             b = bench(40, "fixed", a.device)
             where = "on the GPU" if threads is None else f"{threads} thread(s)"
             print(f"engine, side by side: 40 §4 models, fixed 500 steps, {where} both ways: loop {b['loop_s']:.2f} s, "
-                  f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x   (target >= 20x: {'met' if b['ratio'] >= 20 else 'NOT met'})")
+                  f"batched {b['batched_s']:.2f} s, ratio {b['ratio']:.1f}x   (target >= {_targets.ENGINE}x: {'met' if b['ratio'] >= _targets.ENGINE else 'NOT met'})")
             ceiling = report_ceiling(a.device)
             engine.append(dict(threads=threads, loop_s=round(b["loop_s"], 2), batched_s=round(b["batched_s"], 2), ratio=round(b["ratio"], 1),
                                ceiling_one_task=round(next(v for k, v in ceiling.items() if k.endswith("one task")), 1)))
