@@ -21,7 +21,7 @@ _cfg = configparser.ConfigParser()
 _cfg.read(_ROOT / "settings.ini")
 TST_FLAGS = set(_cfg["DEFAULT"].get("tst_flags", "").split())
 SLOW_NOTEBOOKS = {"09_real_heads", "09b_decoders", "11_compress", "24_checkpoints", "31_table1", "32_table2", "33_table3", "34_table4", "35_table5",
-                  "36_table6", "36b_table6_decoder", "37_audit_run", "11b_sliced", "11c_key_cache", "11d_key_cache_runtime", "91_cluster"}
+                  "36_table6", "36b_table6_decoder", "37_audit_run", "11b_sliced", "11c_key_cache", "11d_key_cache_runtime", "11e_key_bits", "91_cluster"}
 _DIRECTIVE = re.compile(r"^\s*#\s*\|\s*([\w-]+)\s*$")
 
 

@@ -16,6 +16,7 @@ requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
 models_requirements = cfg.get('models_requirements', '').split()
 cluster_requirements = cfg.get('cluster_requirements', '').split()
+quant_requirements = cfg.get('quant_requirements', '').split()      # transformers' quantized cache (HQQ backend), a baseline of the keys-in-bits page
 console_scripts = cfg.get('console_scripts', '').split()
 
 setuptools.setup(
@@ -36,7 +37,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements, 'models': models_requirements, 'cluster': cluster_requirements},
+    extras_require={'dev': dev_requirements, 'models': models_requirements, 'cluster': cluster_requirements, 'quant': quant_requirements},
     python_requires='>=' + min_python,
     zip_safe=False,
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},

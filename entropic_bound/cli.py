@@ -247,10 +247,13 @@ def _compress_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
     p.add_argument("--preset", default=None, choices=TABLE6_PRESET_NAMES, help="Table 6's protocol (default quick for an encoder, decoder for a decoder: "
                    "a few sequences of each text; smoke: one budget, five rules, for a check of the plumbing)")
-    p.add_argument("--route", default="fold", choices=("fold", "slice", "latent", "cache"),
-                   help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K; default), slice (encoders: query/key maps "
-                        "sum(r_h) wide, its own modeling code), latent or cache (rotary decoders: a key cache of sum_g r_g numbers per token, Palu's "
-                        "pre-rotary latent or the post-rotary basis; its own modeling code). Load slice, latent and cache exports with trust_remote_code=True")
+    p.add_argument("--route", default=None, choices=("fold", "slice", "latent", "cache", "bits"),
+                   help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K), slice (encoders: query/key maps "
+                        "sum(r_h) wide, its own modeling code; the default for an encoder), latent or cache (rotary decoders: a key cache of sum_g r_g "
+                        "numbers per token, Palu's pre-rotary latent or the post-rotary basis), bits (rotary decoders: keys coded in the native basis "
+                        "with bits from the native error curve, at the bytes of --bits-bit keys, instead of Table 6; the default for a decoder). "
+                        "Load slice, latent, cache and bits exports with trust_remote_code=True")
+    p.add_argument("--bits", type=int, default=2, help="--route bits: the key cache's bytes, those of KIVI-style keys of this many bits, 1..8 (default 2)")
     p.add_argument("--no-export", action="store_true", help="write the table only, no compressed checkpoint")
 
 def compress_budgets(budget: float | None, budgets: str | None) -> tuple:
@@ -265,12 +268,17 @@ def compress_command(a) -> int:
     "`entropic-bound compress ...`: Table 6 and a compressed checkpoint; one-line error and exit status 2 on bad input (`--out`, `--budgets`, `--splits` and `--device` checked before the model is loaded)."
     budget, budgets = compress_budgets(a.budget, a.budgets)
     if a.splits < 2: _usage(f"--splits must be >= 2 (the claims need a spread over splits); got {a.splits}")
+    if not 1 <= a.bits <= 8: _usage(f"--bits must be an integer in 1..8; got {a.bits}")
     _check_out(a.out); _check_device(a.device)
     from entropic_bound.table6 import run_compress
     try:
         result = run_compress(a.out, a.model, a.text, budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
-                              not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route, preset=a.preset)
+                              not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route, preset=a.preset, bits=a.bits)
     except ImportError as e: return _error("compress", e)
+    if isinstance(result, dict):                                                      # keys in bits: the manifest
+        print(f"entropic-bound compress: keys in bits at the bytes of {result['bits']}-bit keys, next-token KL {result['fidelity']['kl']:.4f} "
+              f"(KIVI-style keys at the same bytes {result['kivi_same_bytes']['kl']:.4f})" + ("" if a.no_export else f"; checkpoint in {Path(a.out) / 'model'}"))
+        return 0
     held = sum(c.holds for c in result.claims)
     print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {held} of {len(result.claims)} claims hold")
     return 0

@@ -512,10 +512,10 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 
     return SplitResult(cal, ranks, fid, oth, positions)
 
 # %% ../nbs/11_compress.ipynb #2f520e18
-def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out, manifest: dict) -> Path:
+def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, order: str | None, out, manifest: dict) -> Path:
     """Write `net`, the model `fold` cut to `ranks` in `order`, as a standard checkpoint folder `out` (`save_pretrained`: config,
     weights, `tokenizer`) with `manifest.json` (per-unit ranks, budget, order and whatever `manifest` adds), all or nothing; it
-    loads with `transformers` alone."""
+    loads with `transformers` alone. `cal` None: a model that is not a cut (keys in bits); the manifest is `manifest` alone."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise InputError("out", f"{out} exists and is not an empty folder")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -526,9 +526,11 @@ def export(net, tokenizer, cal: Calibration, ranks: np.ndarray, order: str, out,
             if hasattr(net.config, "quantization_config"): del net.config.quantization_config
         net.save_pretrained(stage)
         tokenizer.save_pretrained(stage)
-        (L, U), dh = cal.shape, cal.d_head
-        info = dict(manifest, order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
-                    budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
+        info = dict(manifest)
+        if cal is not None:
+            (L, U), dh = cal.shape, cal.d_head
+            info.update(order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
+                        budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
         (stage / "manifest.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
         mask = os.umask(0); os.umask(mask)                          # the modes every other output gets (mkdtemp and the weights are owner-only)
         for q in [stage, *stage.rglob("*")]: q.chmod((0o777 if q.is_dir() else 0o666) & ~mask)

@@ -18,9 +18,9 @@ from .compress import (ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'EXPORT_ROUTES', 'Table6Settings',
-           'measure_table6', 'summarise_table6', 'table6_summary', 'table6_reading', 'recorded_table6',
-           'calibration_source', 'run_compress']
+__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'EXPORT_ROUTES', 'DEFAULT_ROUTES',
+           'Table6Settings', 'measure_table6', 'summarise_table6', 'table6_summary', 'table6_reading',
+           'recorded_table6', 'calibration_source', 'run_compress']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
@@ -322,7 +322,8 @@ def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> l
     return rows
 
 # %% ../nbs/36_table6.ipynb #ee687501
-EXPORT_ROUTES = {"encoder": ("fold", "slice"), "decoder": ("fold", "latent", "cache")}
+EXPORT_ROUTES = {"encoder": ("fold", "slice"), "decoder": ("fold", "latent", "cache", "bits")}
+DEFAULT_ROUTES = {"encoder": "slice", "decoder": "bits"}   # what the tables find best per byte: the slice (fewer parameters, the fold's fidelity); keys in bits
 
 def _export_route(adapter, s: Table6Settings, u0, lines: list, net, ranks, route: str):
     """The model to export for `route` and its fidelity (None: the fold's) and savings: 'fold' the folded model (same shape);
@@ -352,18 +353,21 @@ def _check_export_choice(budget, allocation: str, order: str, splits, route: str
     if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
     if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
     if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
-    if route not in {r for rs in EXPORT_ROUTES.values() for r in rs}: raise InputError("route", f"must be fold, slice, latent or cache; got {route!r}")
+    if route is not None and route not in {r for rs in EXPORT_ROUTES.values() for r in rs}:
+        raise InputError("route", f"must be {', '.join(sorted({r for rs in EXPORT_ROUTES.values() for r in rs}))}; got {route!r}")
 
 def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
                  budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
-                 log=print, force: bool = False, route: str = "fold", preset: str | None = None) -> ExperimentResult:
+                 log=print, force: bool = False, route: str | None = "fold", preset: str | None = None, bits: int = 2) -> ExperimentResult | dict:
     """`entropic-bound compress`: run Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits
     through the experiment runner (`run_experiments`: table6.csv, table6.md, the figures and the record in `out`, reused when `out`
     holds the same run and `force` is not set), write claims.json, and, with `export_model`, export the model compressed at `budget`
     by `allocation` in `order` (calibrated on split 0, from the units the runner kept) as a checkpoint folder `out/model` with
     `manifest.json`. `route`: what the export is — 'fold' (the same architecture, zeros where the cut is), 'slice' (encoders: the
     query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`).
-    `preset`: of `TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder: a forward pass of a decoder costs more)."""
+    `preset`: of `TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder: a forward pass of a decoder costs more).
+    `route` None: the kind's `DEFAULT_ROUTES`; 'bits' (rotary decoders): keys in bits at the bytes of `bits`-bit keys instead of Table 6
+    (`key_bits.run_key_bits`; its manifest is returned)."""
     _check_export_choice(budget, allocation, order, splits, route)
     out = Path(out)
     if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
@@ -374,12 +378,19 @@ def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: st
     try: s = TABLE6.settings(preset or "quick", **overrides)
     except ValueError as e: raise InputError("budgets", str(e)) from None
     lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
+    kind = _adapter(s, device).kind
+    if route is None:                                                           # the kind's default, where the model allows it
+        from entropic_bound.key_bits import bits_supported
+        route = DEFAULT_ROUTES[kind] if DEFAULT_ROUTES[kind] != "bits" or bits_supported(_adapter(s, device)) is None else "fold"
+    if export_model and route not in EXPORT_ROUTES[kind]:
+        raise InputError("route", f"an {kind} exports by {' or '.join(EXPORT_ROUTES[kind])}; got {route!r}")
+    if route == "bits":
+        from entropic_bound.key_bits import run_key_bits
+        return run_key_bits(out, model, text, bits, device, progress, log, export_model)
     if preset is None and _adapter(s, device).kind == "decoder": preset, s = "decoder", TABLE6.settings("decoder", **overrides)
     preset = preset or "quick"
     if order == "svd" and _adapter(s, device).kind != "encoder":
         raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
-    if export_model and route not in EXPORT_ROUTES[_adapter(s, device).kind]:
-        raise InputError("route", f"an {_adapter(s, device).kind} exports by {' or '.join(EXPORT_ROUTES[_adapter(s, device).kind])}; got {route!r}")
     record, = run_experiments(["table6"], out, preset, seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
     if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
     measured = reusable_units(out, experiment_config("table6", preset, seeds, device, overrides))

@@ -18,7 +18,7 @@ def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys, kept_ru
     out = tmp_path / "c"
     reuse_run(kept_runs, "minilm smoke, 2 splits", out)                  # the same Table 6 as tests/test_routes.py's slice export (smoke budgets: 0.5)
     rc = cli.main(["compress", "--out", str(out), "--preset", "smoke", "--splits", "2", "--budget", "0.25", "--allocation", "static",
-                   "--budgets", "0.5", "--no-progress"])
+                   "--budgets", "0.5", "--route", "fold", "--no-progress"])                # the fold: it reloads with transformers alone
     assert rc == 0, capsys.readouterr().err
     names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))      # .records: the runner's record and measured units
     assert names == ["claims.json", "model", "table6.csv", "table6.md", "table6_fidelity_vs_budget.png", "table6_margins.png", "table6_ranks.png"]

@@ -93,6 +93,26 @@ def test_key_cache_routes_export_a_smaller_cache(tmp_path, capsys, llama, kept_r
         with torch.no_grad(): assert plain.generate(ids, max_new_tokens=6, do_sample=False).tolist() == out_ids.tolist()
 
 
+def test_bits_route_is_a_decoders_default_and_stores_the_bytes_it_counts(tmp_path, capsys, llama):
+    "No --route on a rotary decoder: keys in bits; the export reloads, generates through its cache, and the cache holds the bytes the manifest counts."
+    out = tmp_path / "bits"
+    rc = cli.main(["compress", "--model", str(llama), "--out", str(out), "--bits", "3", "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    manifest = json.loads((out / "model" / "manifest.json").read_text())
+    assert manifest["route"] == "bits" and manifest["bits"] == 3 and manifest["fidelity"]["kl"] >= 0 and manifest["kivi_same_bytes"]["tokens"] > 0
+    assert _reload(out / "model", "decoder")["cls"] == "LlamaWithLowRankKeys"
+    net = transformers.AutoModelForCausalLM.from_pretrained(out / "model", trust_remote_code=True).eval().to(torch.bfloat16)
+    spec, T = net.key_maps(), 1 + 32 + 6 * 32                                       # the sink, six whole runs, the window
+    ids = torch.randint(1, net.config.vocab_size, (1, T))
+    with torch.no_grad():
+        out_ids = net.generate(ids[:, :8], max_new_tokens=40, do_sample=False)        # past the sink and the window: later tokens read coded keys
+        cache = net.new_key_cache(); net(input_ids=ids, past_key_values=cache, use_cache=True)
+    assert out_ids.shape == (1, 48)
+    c = net.config
+    assert cache.key_bytes() == pytest.approx(spec.key_bytes_per_token(T) * T, rel=1e-12)
+    assert cache.key_bytes() < T * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * 2                    # 16-bit keys
+
+
 def test_route_refused_for_the_wrong_kind(tmp_path, capsys):
     rc = cli.main(["compress", "--out", str(tmp_path / "c"), "--route", "latent", "--splits", "2", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
