@@ -22,7 +22,7 @@ __all__ = ['GROUP', 'WINDOW', 'SINK', 'CONTEXT', 'ATTENTION', 'ROWS', 'EVAL_SEQU
            'quantized_cache_rows', 'bits_claims', 'cache_bytes_after', 'bits_supported', 'run_key_bits']
 
 # %% ../nbs/11e_key_bits.ipynb #c37b5d2c
-GROUP, WINDOW, SINK = 32, 32, 1   # KIVI's run of tokens per minimum and step; the recent tokens kept in half precision; the first tokens kept so
+GROUP, WINDOW, SINK = KeyBits.group, KeyBits.window, KeyBits.sink   # the runtime's: KIVI's run of tokens per minimum and step (32), recent tokens kept (32), first tokens kept (1)
 CONTEXT = 2048                     # the sequence length at which bytes per token are counted (the window and the sink amortised over it)
 
 def quantise(x: torch.Tensor, bits, group: int = GROUP) -> torch.Tensor:
