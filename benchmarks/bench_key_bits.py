@@ -2,7 +2,8 @@
 DynamicCache, KIVI-style 2-bit keys and native coding at the bytes of 2-bit keys (both `BitsKeyCache`). Each cache runs in a fresh
 process, the three alternating over --rounds: a 2,048-token prefill of the other-source text, then --decode greedy tokens.
 Reported per cache: the bytes its key and value tensors hold after the prefill, decode tokens per second (median over rounds), the
-process's peak resident memory. Writes benchmarks/key_bits.json.
+process's peak resident memory (the codecs are calibrated once, in a process of their own, so no measured process pays for it).
+Writes benchmarks/key_bits.json.
 
     python benchmarks/bench_key_bits.py [--rounds 2] [--decode 32]
 """
@@ -12,21 +13,29 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHES = ("original", "kivi", "native")
 
-def one(cache: str, decode: int) -> dict:
+def prepare(path: str) -> None:
+    "Calibrate the two codecs at the bytes of 2-bit keys on the fit half of the shipped text and save them to `path`."
+    import torch
+    from entropic_bound.checkpoints import load_adapter, read_text, default_text_path, encode_text
+    from entropic_bound.compress import split_lines
+    from entropic_bound.key_bits import key_statistics, codecs_at, SEQ_LEN
+    torch.set_num_threads(2)
+    smol = load_adapter("smollm2", causal_lm=True)
+    fit = encode_text(smol, split_lines(read_text(default_text_path()), 0)[0], SEQ_LEN)
+    rows = codecs_at(key_statistics(smol, fit, pre=True), key_statistics(smol, fit), 2)
+    torch.save({k: rows[k] for k in ("kivi", "native")}, path)
+
+def one(cache: str, decode: int, specs: str) -> dict:
     "Run one cache in this process: prefill, decode, bytes, time, peak memory."
     import torch
-    from entropic_bound.checkpoints import load_adapter, read_text, default_text_path, encode_text, python_docs_text
-    from entropic_bound.compress import split_lines
-    from entropic_bound.key_bits import key_statistics, codecs_at, cache_bytes_after, SEQ_LEN, CONTEXT
+    from entropic_bound.checkpoints import load_adapter, encode_text, python_docs_text
+    from entropic_bound.key_bits import cache_bytes_after, SEQ_LEN, CONTEXT
     from entropic_bound.modeling_lowrank_keys import BitsKeyCache
     from transformers import DynamicCache
     torch.set_num_threads(2)
     smol = load_adapter("smollm2", causal_lm=True)
     long = torch.cat(list(encode_text(smol, python_docs_text(max_lines=400), SEQ_LEN).ids))[None, :CONTEXT]
-    spec = None
-    if cache != "original":
-        fit = encode_text(smol, split_lines(read_text(default_text_path()), 0)[0], SEQ_LEN)
-        spec = codecs_at(key_statistics(smol, fit, pre=True), key_statistics(smol, fit), 2)[cache]
+    spec = None if cache == "original" else torch.load(specs, weights_only=False)[cache]
     model = smol.model.to(torch.bfloat16).eval()
     new = (lambda: DynamicCache(config=model.config)) if spec is None else (lambda: BitsKeyCache(model, spec))
     sizes = cache_bytes_after(model, long, None if spec is None else new)
@@ -44,13 +53,19 @@ def one(cache: str, decode: int) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2); ap.add_argument("--decode", type=int, default=32)
-    ap.add_argument("--one", choices=CACHES, help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=CACHES, help=argparse.SUPPRESS); ap.add_argument("--specs", help=argparse.SUPPRESS)
+    ap.add_argument("--prepare", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.one: print(json.dumps(one(a.one, a.decode))); return
+    if a.prepare: prepare(a.prepare); return
+    if a.one: print(json.dumps(one(a.one, a.decode, a.specs))); return
+    import tempfile
+    specs = str(Path(tempfile.mkdtemp()) / "specs.pt")
+    done = subprocess.run([sys.executable, __file__, "--prepare", specs], capture_output=True, text=True)
+    if done.returncode: sys.exit(done.stderr[-3000:])
     runs = {c: [] for c in CACHES}
     for r in range(a.rounds):
         for c in CACHES:
-            out = subprocess.run([sys.executable, __file__, "--one", c, "--decode", str(a.decode)], capture_output=True, text=True)
+            out = subprocess.run([sys.executable, __file__, "--one", c, "--decode", str(a.decode), "--specs", specs], capture_output=True, text=True)
             if out.returncode: sys.exit(out.stderr[-3000:])
             runs[c].append(json.loads(out.stdout.strip().splitlines()[-1])); print(f"round {r + 1}: {runs[c][-1]}", flush=True)
     rows = [dict(runs[c][0], decode_tokens_per_s=statistics.median(x["decode_tokens_per_s"] for x in runs[c]),
