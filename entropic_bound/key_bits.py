@@ -178,22 +178,11 @@ def codecs_at(pre: KeyStatistics, post: KeyStatistics, bits: int, seed: int = 0)
 # %% ../nbs/11e_key_bits.ipynb #152316cd
 def key_bits_model(model, spec: KeyBits):
     "A copy of `model` (a Llama-family causal LM) as an exportable model whose key cache is `spec` (`BitsKeyCache`): the basis as its `key_cache_maps` buffers, the bits and settings in its configuration; `save_pretrained` writes a folder that loads with `AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True)`."
-    import copy
-    from entropic_bound import modeling_lowrank_keys as runtime
-    family = model.config.model_type
-    if family not in runtime.FAMILIES: raise InputError("model", f"a key-cache export supports {', '.join(runtime.FAMILIES)}; got {family!r}")
-    config = copy.deepcopy(model.config)
-    config.key_cache_route, config.key_cache_bits, config.key_cache_basis = "bits", np.asarray(spec.bits).astype(int).tolist(), spec.encode is not None
-    config.key_cache_pre, config.key_cache_group, config.key_cache_window, config.key_cache_sink = bool(spec.pre), int(spec.group), int(spec.window), int(spec.sink)
-    net = runtime.FAMILIES[family](config).to(next(model.parameters()).dtype).eval()
-    state = dict(model.state_dict())
-    for kind in ("encode", "decode") if spec.encode is not None else ():
-        for l, row in enumerate(getattr(spec, kind)):
-            for g, m in enumerate(row): state[f"key_cache_maps.{kind}_{l}_{g}"] = m.detach().clone().float()
-    missing, unexpected = net.load_state_dict(state, strict=False)
-    if unexpected or [m for m in missing if "rotary" not in m]: raise InputError("model", f"the state does not fit: missing {missing}, unexpected {unexpected}")
-    net.key_maps()
-    return net
+    from entropic_bound.key_cache import runtime_model
+    settings = dict(key_cache_route="bits", key_cache_bits=np.asarray(spec.bits).astype(int).tolist(), key_cache_basis=spec.encode is not None,
+                    key_cache_pre=bool(spec.pre), key_cache_group=int(spec.group), key_cache_window=int(spec.window), key_cache_sink=int(spec.sink))
+    return runtime_model(model, settings, {f"{kind}_{l}_{g}": m.float() for kind in (("encode", "decode") if spec.encode is not None else ())
+                                           for l, row in enumerate(getattr(spec, kind)) for g, m in enumerate(row)})
 
 # %% ../nbs/11e_key_bits.ipynb #ae4d42c9
 EVAL_SEQUENCES, SEQ_LEN = 5, 512

@@ -16,7 +16,7 @@ from .policy import cpu_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['post_rotary_maps', 'latent_maps', 'stepwise_logprobs', 'key_cache_model']
+__all__ = ['post_rotary_maps', 'latent_maps', 'stepwise_logprobs', 'key_cache_model', 'runtime_model']
 
 # %% ../nbs/11c_key_cache.ipynb #b82bf7ad
 def _check_ranks(adapter: HeadAdapter, ranks) -> np.ndarray:
@@ -64,16 +64,18 @@ def stepwise_logprobs(model, ids: torch.Tensor, new_cache=None) -> torch.Tensor:
 # %% ../nbs/11c_key_cache.ipynb #6c369e55
 def key_cache_model(model, maps):
     "A copy of `model` (a Llama-family causal LM; folded first for the latent route) as an exportable model with a low-rank key cache: `maps`' matrices as its `key_cache_maps` buffers, its route and ranks in its configuration; `save_pretrained` writes a folder that loads with `AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True)`."
+    return runtime_model(model, dict(key_cache_route=maps.route, key_cache_ranks=[[int(r) for r in row] for row in maps.ranks]),
+                         {f"{kind}_{l}_{g}": m for kind in ("key", "query", "back") for l, row in enumerate(getattr(maps, kind) or []) for g, m in enumerate(row)})
+
+def runtime_model(model, settings: dict, buffers: dict):
+    "A copy of `model` as the runtime's model class of its family: `settings` added to its configuration, `buffers` {name: tensor} as its `key_cache_maps`; the one builder of every key-cache export."
     from entropic_bound import modeling_lowrank_keys as runtime
     family = model.config.model_type
     if family not in runtime.FAMILIES: raise InputError("model", f"a key-cache export supports {', '.join(runtime.FAMILIES)}; got {family!r}")
     config = copy.deepcopy(model.config)
-    config.key_cache_route, config.key_cache_ranks = maps.route, [[int(r) for r in row] for row in maps.ranks]
+    for k, v in settings.items(): setattr(config, k, v)
     net = runtime.FAMILIES[family](config).to(next(model.parameters()).dtype).eval()
-    state = dict(model.state_dict())
-    for kind in ("key", "query", "back"):
-        for l, row in enumerate(getattr(maps, kind) or []):
-            for g, m in enumerate(row): state[f"key_cache_maps.{kind}_{l}_{g}"] = m.detach().clone()
+    state = dict(model.state_dict(), **{f"key_cache_maps.{k}": m.detach().clone() for k, m in buffers.items()})
     missing, unexpected = net.load_state_dict(state, strict=False)
     if unexpected or [m for m in missing if "rotary" not in m]: raise InputError("model", f"the state does not fit: missing {missing}, unexpected {unexpected}")
     net.key_maps()
