@@ -54,7 +54,7 @@ def _cell_flags(source: str) -> set:
     return {m.group(1) for line in source.splitlines() if (m := _DIRECTIVE.match(line))}
 
 
-HEAVY_FIRST = ("36b_table6_decoder", "36_table6", "09b_decoders")   # the longest notebooks, collected first so that under -n they start at once
+HEAVY_FIRST = ("11e_key_bits", "36b_table6_decoder", "36_table6", "09b_decoders")   # the longest notebooks, collected first so that under -n they start at once
 
 
 def pytest_collection_modifyitems(config, items):

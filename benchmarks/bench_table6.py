@@ -25,8 +25,9 @@ HERE = Path(__file__).resolve().parent
 
 def one(model: str, out: Path) -> dict:
     "Table 6 of `model` through `run_compress` into `out`, summarised for table6.json."
-    from entropic_bound.table6 import run_compress, table6_summary
-    result = run_compress(out, model, export_model=False, progress=True)
+    from entropic_bound.compress_run import run_compress
+    from entropic_bound.table6 import table6_summary
+    result = run_compress(out, model, export_model=False, progress=True, route="fold")   # Table 6 (a decoder's default route measures keys in bits instead)
     seconds = json.loads((out / ".records" / "table6.json").read_text())["seconds"]   # the measuring run's time, also when its record is reused
     keep = ("budget", "allocation", "order", "cosine", "cosine_min", "cosine_max", "other_cosine", "other_cosine_min", "other_cosine_max",
             "kl", "kl_min", "kl_max", "other_kl", "other_kl_min", "other_kl_max", "ppl_ratio", "other_ppl_ratio", "top1", "other_top1", "zero_rank_units")

@@ -88,11 +88,11 @@ def _plain(md: str) -> str:
 
 def llms_txt(src: Path = PROC) -> str:
     """The site's `llms.txt` (https://llmstxt.org): `# name`, `> summary`, then one `- [title](page.html): summary` line
-    per page under `## The paper` / `## The library`, in the sidebar's order. Names and summaries are each notebook's
+    per page under one `## ` heading per site section (`quarto_compat.SECTIONS`), in the sidebar's order. Names and summaries are each notebook's
     title and its one-line summary block quote (nbdev's front matter in `src`); the front page gives the project's."""
     import json
     sys.path.insert(0, str(DOCS))
-    from quarto_compat import front_matter, page_order, is_paper_page
+    from quarto_compat import front_matter, page_order, sections
     from nbdev.config import get_config
     cfg = get_config(path=ROOT)
     meta = {d: front_matter(json.loads((src / f"{d}.ipynb").read_text())) for d in page_order(src)}
@@ -105,9 +105,8 @@ def llms_txt(src: Path = PROC) -> str:
              f"Every page is a notebook of {cfg.git_url} (folder `{cfg.nbs_path.name}/`), rendered with its outputs; "
              f"the library `{cfg.lib_name}` is exported from those notebooks.", ""]
     if "index" in meta: lines += ["## Front page", "", item("index"), ""]
-    for caption, docs in (("The paper", [d for d in rest if is_paper_page(str(meta[d]["title"]))]),
-                          ("The library", [d for d in rest if not is_paper_page(str(meta[d]["title"]))])):
-        if docs: lines += [f"## {caption}", "", *map(item, docs), ""]
+    for caption, docs in sections(rest, {d: str(meta[d]["title"]) for d in rest}):
+        lines += [f"## {caption}", "", *map(item, docs), ""]
     return "\n".join(lines)
 
 

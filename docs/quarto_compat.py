@@ -198,15 +198,30 @@ def is_paper_page(title: str) -> bool:
     return title.startswith(("§", "Appendix"))
 
 
+# The site's sections, in order: a page of the paper by its title (a section sign or "Appendix"); every other page by the number
+# its file name starts with (a page without one, e.g. the front page, goes with the commands).
+SECTIONS = (("The paper", ()), ("Beyond the paper", range(9, 20)), ("The engine", range(20, 31)), ("The tables", range(31, 90)),
+            ("The commands", range(90, 100)))
+
+
+def section(docname: str, title: str) -> str:
+    "The site section of page `docname` titled `title` (`SECTIONS`)."
+    if is_paper_page(title): return SECTIONS[0][0]
+    m = re.match(r"\d+", docname)
+    return next((name for name, numbers in SECTIONS if m and int(m.group()) in numbers), SECTIONS[-1][0])
+
+
+def sections(docnames, titles_: dict) -> list:
+    "[(caption, [docname, ...])] of `docnames` by `section`, in `SECTIONS`' order, each keeping the order it is given; empty sections left out."
+    return [(name, docs) for name, _ in SECTIONS if (docs := [d for d in docnames if section(d, titles_[d]) == name])]
+
+
 def toctrees(src: Path) -> str:
-    "Two hidden toctrees for the front page: the paper in order, then the library's machinery."
+    "One hidden toctree per site section (`SECTIONS`) for the front page: the paper in order, then beyond it, the engine, the tables, the commands."
     order = [d for d in page_order(src) if d != "index"]
-    t = titles(src, order)
-    paper = [d for d in order if is_paper_page(t[d])]
-    library = [d for d in order if not is_paper_page(t[d])]
     block = ""
-    for caption, docs in (("The paper", paper), ("The library", library)):
-        if docs: block += f"```{{toctree}}\n:hidden:\n:caption: {caption}\n\n" + "\n".join(docs) + "\n```\n\n"
+    for caption, docs in sections(order, titles(src, order)):
+        block += f"```{{toctree}}\n:hidden:\n:caption: {caption}\n\n" + "\n".join(docs) + "\n```\n\n"
     return block
 
 

@@ -9,6 +9,7 @@ import functools
 import importlib
 import importlib.resources
 import importlib.util
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,14 +18,16 @@ from typing import ClassVar
 import torch
 
 from .heads import LayerHeads, grid_step, split_heads
+from .outputs import staged_folder
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'ADAPTERS', 'SUPPORTED_FAMILIES', 'require', 'default_model_dir',
-           'smollm2_path', 'default_text_path', 'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads',
-           'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_from_model',
-           'ModelSource', 'resolve_model', 'load_tokenizer', 'cache_dir', 'load_adapter', 'loaded_adapter',
-           'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
+__all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'ADAPTERS', 'FAMILY_MODULE', 'SUPPORTED_FAMILIES', 'GGUF_MAGIC',
+           'require', 'default_model_dir', 'smollm2_path', 'default_text_path', 'read_text', 'python_docs_text',
+           'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads',
+           'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource', 'resolve_model', 'load_tokenizer',
+           'check_weights_file', 'cache_dir', 'saveable', 'load_adapter', 'loaded_adapter', 'TokenBatch',
+           'pack_token_ids', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -331,16 +334,42 @@ class Phi3Heads(RotaryHeads):
         _write_linear(m, WQ, bQ, q); _write_linear(m, WK, bK, k)
 
 ADAPTERS = {f: cls for cls in (BertHeads, GPT2Heads, LlamaHeads, GPTNeoXHeads, Phi3Heads, GemmaHeads) for f in cls.families}
-SUPPORTED_FAMILIES = tuple(ADAPTERS)
+FAMILY_MODULE = "entropic_bound.family_{}"     # a family added in a file of its own (e.g. family_granite): imported when a model of its type loads
+
+def _family_modules() -> tuple:
+    "The model types that have a family module (`FAMILY_MODULE`) in the package."
+    import pkgutil, entropic_bound
+    return tuple(m.name.removeprefix("family_") for m in pkgutil.iter_modules(entropic_bound.__path__) if m.name.startswith("family_"))
+
+SUPPORTED_FAMILIES = (*ADAPTERS, *(f for f in _family_modules() if f not in ADAPTERS))
+
+def adapter_class(family: str):
+    "The head adapter class of model type `family` (importing its family module where it has one, which registers it in `ADAPTERS`), else None."
+    if family not in ADAPTERS and family in SUPPORTED_FAMILIES: importlib.import_module(FAMILY_MODULE.format(family))
+    return ADAPTERS.get(family)
 
 # %% ../nbs/24_checkpoints.ipynb #ac193a24
-def _family_check(cfg) -> str:
-    "The supported family of a transformers config, or InputError('model', ...) saying why not (the family's adapter checks the rest)."
+def _family_check(cfg, where="the configuration") -> str:
+    """The supported family of a transformers config, or InputError('model', ...) saying why not: an unsupported family, sizes that
+    contradict each other (`_check_sizes`, naming `where`), or what the family's adapter checks."""
     mt = getattr(cfg, "model_type", None)
-    if mt not in ADAPTERS:
+    if adapter_class(mt) is None:
         raise InputError("model", f"unsupported architecture {mt!r} (supported: {', '.join(SUPPORTED_FAMILIES)})")
+    _check_sizes(cfg, where)
     ADAPTERS[mt].check_config(cfg)
     return mt
+
+def _check_sizes(cfg, where) -> None:
+    """InputError('model', ...) naming `where` when a configuration's sizes contradict each other, before a model is built from it:
+    sizes must be positive integers, the heads must divide the hidden size (unless the configuration gives `head_dim`), and the
+    key-value groups must divide the heads."""
+    H, d = getattr(cfg, "num_attention_heads", None), getattr(cfg, "hidden_size", None)
+    G = getattr(cfg, "num_key_value_heads", None) or H
+    sizes = dict(hidden_size=d, num_attention_heads=H, num_key_value_heads=G)
+    bad = next((f"{k} {v!r} is not a positive integer" for k, v in sizes.items() if not (isinstance(v, int) and v >= 1)), None)
+    if bad is None and getattr(cfg, "head_dim", None) is None and d % H: bad = f"hidden_size {d} is not a multiple of num_attention_heads {H}"
+    if bad is None and H % G: bad = f"num_attention_heads {H} is not a multiple of num_key_value_heads {G}"
+    if bad is not None: raise InputError("model", f"{where}: {bad}")
 
 def _special_ids(tokenizer) -> tuple:
     "(prefix, suffix) ids the tokenizer puts around a text by default, e.g. ([CLS], [SEP]) for BERT, () for GPT-2."
@@ -400,6 +429,38 @@ def load_tokenizer(source, gguf_file: str | None = None):
     except (OSError, ValueError, TypeError, KeyError): return None
     return tok if len(tok) > len(tok.all_special_tokens) else None        # no vocabulary files: an empty tokenizer
 
+# %% ../nbs/24_checkpoints.ipynb #c24b0a02
+GGUF_MAGIC = b"GGUF"                                    # the first four bytes of every GGUF file
+
+def check_weights_file(path) -> None:
+    """InputError('model', ...) naming `path` unless its header says it is a whole checkpoint file, read without loading a weight: a
+    `.gguf` file starts with the GGUF magic bytes; a `.safetensors` file is an 8-byte little-endian length n, a JSON header of n bytes
+    and the tensors' data, which ends exactly where the header's `data_offsets` say (8 + n + the largest end offset)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if path.suffix == ".gguf":
+                if f.read(4) != GGUF_MAGIC: raise InputError("model", f"{path} is not a GGUF file (it does not start with the bytes 'GGUF')")
+                return
+            n = int.from_bytes(f.read(8), "little")                     # the header's length
+            if size < 8 or 8 + n > size: raise InputError("model", f"{path} is truncated: {size} bytes, shorter than its own header")
+            try: end = 8 + n + max((v["data_offsets"][1] for k, v in json.loads(f.read(n)).items() if k != "__metadata__"), default=0)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+                raise InputError("model", f"{path} is not a safetensors file (its header is not a JSON table of tensors)") from None
+    except OSError as e: raise InputError("model", f"cannot read {path}: {e.strerror or e}") from None
+    if end > size: raise InputError("model", f"{path} is truncated: its header places the tensors in {end} bytes, the file has {size}")
+    if end < size: raise InputError("model", f"{path} is not a whole safetensors file: {size - end} bytes follow its last tensor")
+
+@contextlib.contextmanager
+def _reading(path):
+    "A loader's error on a checkpoint that passed the cheap checks (a tensor of the wrong shape, a GGUF file damaged after its header) as InputError('model', ...) naming `path`, in one line."
+    try: yield
+    except InputError: raise
+    except (OSError, ValueError, RuntimeError, EOFError) as e:
+        raise InputError("model", f"cannot read {path}: {next(iter(str(e).strip().splitlines()), type(e).__name__)}") from None
+
+
 # %% ../nbs/24_checkpoints.ipynb #d8d01722
 @contextlib.contextmanager
 def _quiet_gguf():
@@ -420,28 +481,27 @@ def _dequantised(src, transformers):
     `cache_dir()`, keyed by the file's name, size and modification time and the transformers version, so that later loads read floats
     instead of de-quantising again (tens of seconds for SmolLM2 on two cores); None where the cache cannot be written (then the GGUF
     file is read each time)."""
-    import shutil, tempfile
     f = src.path / src.gguf_file
     st = f.stat()
     folder = cache_dir() / "gguf" / f"{f.stem}-{st.st_size}-{st.st_mtime_ns}-transformers{transformers.__version__}"
     if (folder / "config.json").is_file(): return folder
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=".gguf-", dir=folder.parent))
-    except OSError: return None
-    try:
-        with _quiet_gguf():
-            net = transformers.AutoModelForCausalLM.from_pretrained(src.path, gguf_file=src.gguf_file, local_files_only=True)
-        net.hf_quantizer = None                                         # the weights are floats now: no quantisation marker to save
+        with staged_folder(folder) as stage:                            # whole or not at all (page 25)
+            with _quiet_gguf():
+                net = transformers.AutoModelForCausalLM.from_pretrained(src.path, gguf_file=src.gguf_file, local_files_only=True)
+            saveable(net).save_pretrained(stage)
+            tok = load_tokenizer(src.path, src.gguf_file)
+            if tok is not None: tok.save_pretrained(stage)
+    except OSError: pass                                                # the cache cannot be written, or another process made it first
+    return folder if (folder / "config.json").is_file() else None
+
+def saveable(net):
+    """`net` ready for `save_pretrained`, in place: a model loaded from a GGUF file holds float weights but keeps transformers' quantiser
+    marker, which would make saving refuse them; the marker (and the configuration's `quantization_config`) is dropped. -> `net`."""
+    if getattr(net, "hf_quantizer", None) is not None:
+        net.hf_quantizer = None
         if hasattr(net.config, "quantization_config"): del net.config.quantization_config
-        net.save_pretrained(stage)
-        tok = load_tokenizer(src.path, src.gguf_file)
-        if tok is not None: tok.save_pretrained(stage)
-        try: os.replace(stage, folder)
-        except OSError: pass                                            # another process made it first
-        return folder if (folder / "config.json").is_file() else None
-    except OSError: return None
-    finally: shutil.rmtree(stage, ignore_errors=True)
+    return net
 
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None, causal_lm: bool = False) -> HeadAdapter:
     """Load `model` (see `resolve_model`; default: the shipped MiniLM) offline and return its head adapter on `device`; the tokenizer
@@ -449,19 +509,28 @@ def load_adapter(model=None, device: str = "cpu", attn_implementation: str | Non
     head (`AutoModelForCausalLM`), for next-token measures; the heads are read from its base model either way. A GGUF file is
     de-quantised once per machine (`cache_dir`), and later loads read the floats."""
     src = resolve_model(model)
+    where = src.path / (src.gguf_file or "config.json")                            # the file a message about the configuration names
+    checkpoint = src.path / src.gguf_file if src.gguf_file else src.path            # and one about the weights
+    for f in [where] if src.gguf_file else sorted(src.path.glob("*.safetensors")): check_weights_file(f)   # headers first: no loader yet
     transformers = require("transformers"); transformers.logging.set_verbosity_error(); transformers.utils.logging.disable_progress_bar()
     if src.gguf_file is not None: require("gguf")
-    if src.gguf_file is not None and (cached := _dequantised(src, transformers)) is not None: src = ModelSource(cached, None, src.name)
+    if src.gguf_file is not None:
+        with _reading(checkpoint): cached = _dequantised(src, transformers)
+        if cached is not None: src = ModelSource(cached, None, src.name)
     kw = dict(local_files_only=True, gguf_file=src.gguf_file) if src.gguf_file else dict(local_files_only=True)
     try: cfg = transformers.AutoConfig.from_pretrained(src.path, **kw)
     except (OSError, ValueError) as e: raise InputError("model", f"cannot read the configuration of {src.name}: {str(e).splitlines()[0]}") from None
-    family = _family_check(cfg)
+    family = _family_check(cfg, where)
     if src.gguf_file is None and not any(src.path.glob("*.safetensors")) and not any(src.path.glob("pytorch_model*.bin")):
         raise InputError("model", f"no weights (*.safetensors or pytorch_model.bin) in {src.path}")
     if attn_implementation is not None: kw["attn_implementation"] = attn_implementation
-    with _quiet_gguf() if src.gguf_file else contextlib.nullcontext():
+    with _reading(checkpoint), _quiet_gguf() if src.gguf_file else contextlib.nullcontext():
         auto = transformers.AutoModelForCausalLM if causal_lm and ADAPTERS[family].kind == "decoder" else transformers.AutoModel
-        net, info = auto.from_pretrained(src.path, output_loading_info=True, **kw)
+        net, info = auto.from_pretrained(src.path, output_loading_info=True, ignore_mismatched_sizes=True, **kw)   # mismatches: refused below, by name
+    if mismatched := info.get("mismatched_keys"):
+        key, got, want = min(mismatched, key=lambda m: m[0])
+        raise InputError("model", f"the weights in {checkpoint} do not fit its configuration: {len(mismatched)} tensors differ in shape, "
+                                  f"e.g. {key} is {tuple(got)} in the file and {tuple(want)} by the configuration")
     missing = [k for k in info.get("missing_keys", []) if any(n in k for n in ADAPTERS[family].qk_names)]
     if missing: raise InputError("model", f"the weights have no separate query/key maps ({len(missing)} missing, e.g. {missing[0]})")
     tok = load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)

@@ -9,7 +9,8 @@ from concurrent.futures import CancelledError
 from pathlib import Path
 
 from . import __version__
-from .experiment import Job, Unit, atomic_write, config_key, experiment_config
+from .experiment import Job, Unit, config_key, experiment_config
+from .outputs import atomic_write
 
 # %% auto #0
 __all__ = ['EXTRA', 'CONNECT_TIMEOUT', 'ClusterError', 'parse_scheduler', 'check_scheduler', 'connect', 'unit_config',

@@ -88,7 +88,8 @@ class RankEstimate:
             a.semilogy(i, np.maximum(s, s.max() * 1e-17 if s.max() > 0 else 1e-300), "o-", ms=4, label="spectrum")
             a.axhline(dec.edge, color="C3", ls="--", lw=1, label=f"edge ({dec.noise_source.split(':')[0].split(' (')[0]} σ)")
             a.axvline(dec.rank + 0.5, color="grey", lw=0.8, label=f"r̂ = {dec.rank}")
-            a.set(xlabel="index i", ylabel="value (rescaled units)", title=f"{self.kind}: spectrum and noise edge"); a.legend(fontsize=7)
+            a.set(xlabel="index i", ylabel="value (rescaled units)", title=f"{self.kind}: spectrum and noise edge")
+            a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)   # below the axes: over no point
         else: a.text(0.5, 0.5, "not enough data:\nno spectrum", ha="center", va="center", transform=a.transAxes); a.set_axis_off()
         if self.bootstrap.size:
             lo, hi = int(self.bootstrap.min()), int(self.bootstrap.max())
@@ -159,6 +160,21 @@ def _identifiability_warnings(kind, shape, value_known: bool, noise_std, rank) -
         out.append("softmax attention allows only partial data-only recovery (§6, Table 5): r̂ from the log-inversion route, with the energy rank of the kernel estimate as a cross-check")
     return out
 
+# %% ../nbs/10_your_data.ipynb #c10a0002
+def _misfit_warning(X, Y, V, dec: RankDecision) -> str | None:
+    "A warning when the linear-QK fit leaves residuals (σ̂ of `dec`, estimated from them) far above the noise floor σ̂_Y of Y's own token spectrum: σ̂²/σ̂_Y² > 1 + 4√(2/k_fit + 2/k_Y)."
+    n, T, d_v = Y.shape; d = X.shape[2]
+    floor = linear_rank_decision(Y)                                            # σ̂_Y: no attention model assumed
+    k_fit = n * T * d_v - (d * d if V is not None else d * (d * (d + 1) // 2) * d_v)   # residual degrees of freedom of the fit
+    k_y = (T - floor.rank) * n * d_v
+    if dec.noise_std == 0: return None                                         # an exact fit: nothing left over
+    ratio = math.inf if floor.noise_std == 0 else (dec.noise_std / floor.noise_std) ** 2
+    limit = 1 + 4 * math.sqrt(2 / k_fit + 2 / k_y)
+    if not ratio > limit: return None
+    return (f"the linear-QK model does not fit these data: its residuals (σ̂ = {dec.noise_std:.3g}) have {ratio:.3g}× the variance of the noise "
+            f"floor of Y's own token spectrum (σ̂ = {floor.noise_std:.3g}; at most {limit:.3g}× if the model held), so r̂ and σ̂ describe the misfit; "
+            f"Y's token spectrum alone (--kind token-mixing) gives r̂ = {floor.rank}")
+
 # %% ../nbs/10_your_data.ipynb #0f2631f7
 def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     "ValueError naming the argument for a bad `kind`, `noise_std`, `bootstrap`, `fraction` or `min_agreement`."
@@ -203,6 +219,7 @@ def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement
                               f"r̂ = {dec.rank} (at least {min_agreement:.0%} needed); more samples are needed")
     if kind == "token-mixing": extra["detection_limit"] = dec.noise_std * (T / (n * shape["d"])) ** 0.25   # BBP: weaker s_j(A*) are invisible
     warnings = _identifiability_warnings(kind, shape, V is not None, noise_std, rank)
+    if kind == "linear-qk" and noise_std is None and (misfit := _misfit_warning(X, Y, V, dec)) is not None: warnings.append(misfit)
     if n == 1 and bootstrap: warnings.append("n = 1: no resample leaves a sample out, so the stability of r̂ is unknown")
     if rank is not None and boot.size and agreement < 0.9:
         warnings.append(f"r̂ moves under resampling: {agreement:.0%} of the resamples agree with it")

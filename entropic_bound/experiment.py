@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import ast, hashlib, importlib, importlib.util, io, json, os, pickle, tempfile, time
+import ast, hashlib, importlib, importlib.util, io, json, os, pickle, sys, tempfile, time
 from importlib import resources
 from pathlib import Path
 from typing import Iterator
@@ -19,6 +19,7 @@ import torch
 from . import __version__
 from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
 from .policy import cpu_threads, engine_threads, progress_bar, set_worker_threads
+from .outputs import atomic_write                  # records are written as every output is (page 25)
 from .spectral import InputError
 
 # %% auto #0
@@ -26,8 +27,8 @@ __all__ = ['RECORDS_VARIABLE', 'REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS
            'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment', 'units',
            'measure_unit', 'summarise_units', 'run', 'records_folder', 'result_cells', 'reference_entry',
            'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'shelf', 'experiment', 'plain',
-           'settings_config', 'experiment_config', 'config_key', 'atomic_write', 'figure_png', 'reusable_record',
-           'save_units', 'reusable_units', 'write_record', 'Job', 'InProcess', 'ProcessPool', 'run_experiments']
+           'settings_config', 'experiment_config', 'config_key', 'figure_png', 'reusable_record', 'save_units',
+           'reusable_units', 'write_record', 'Job', 'InProcess', 'ProcessPool', 'run_experiments']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -264,22 +265,6 @@ def config_key(config: dict) -> str:
     "Short stable hash of a configuration — of what the numbers depend on: the preset's name is left out, its settings are in."
     return hashlib.sha256(json.dumps({k: v for k, v in config.items() if k != "preset"}, sort_keys=True).encode()).hexdigest()[:16]
 
-def _umask() -> int:
-    "The process's file-creation mask (read by setting it and putting it back)."
-    mask = os.umask(0o022); os.umask(mask); return mask
-
-def atomic_write(path: Path, data) -> None:
-    "Write `data` (str or bytes) to `path` through a temporary file and a rename: readers never see a partial file. The file gets the mode any new file gets here (0666 less the umask), not the temporary file's 0600."
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
 
 # %% ../nbs/30_experiment.ipynb #78daaf2e
 def figure_png(fig) -> bytes:
@@ -287,10 +272,19 @@ def figure_png(fig) -> bytes:
     buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=130, bbox_inches="tight"); return buf.getvalue()
 
 def reusable_record(name: str, out: Path, config: dict) -> dict | None:
-    "The record of experiment `name` under `out` if it was made with `config` and its files and measured units are all there, else None."
+    """The record of experiment `name` under `out` if it was made with `config` and its files and measured units are all there, else None.
+    A record that cannot be read (cut short, not JSON, not a record) counts as absent, with one line on stderr saying so."""
     record_path = Path(out) / ".records" / f"{name}.json"
     if not record_path.exists(): return None
-    record = json.loads(record_path.read_text())
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        why = None if isinstance(record, dict) and isinstance(record.get("files"), list) \
+              and all(isinstance(f, str) for f in record["files"]) else "not a record of an experiment"
+    except OSError as e: why = e.strerror or str(e)
+    except ValueError: why = "cut short or not JSON"                      # JSONDecodeError, UnicodeDecodeError
+    if why is not None:
+        print(f"{name}: its record {record_path} is unreadable ({why}); the experiment is measured again", file=sys.stderr)
+        return None
     if record.get("key") == config_key(config) and all((Path(out) / f).exists() for f in record["files"]) and _units_path(out, name).is_file():
         return record | dict(reused=True)
     return None

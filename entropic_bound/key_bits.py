@@ -304,7 +304,7 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     from entropic_bound.checkpoints import loaded_adapter, read_text, default_text_path, encode_text, python_docs_text
     from entropic_bound.compress import split_lines, next_token_logprobs, export
     import json
-    from entropic_bound.experiment import atomic_write
+    from entropic_bound.outputs import atomic_write
     if int(bits) not in range(1, MAX_BITS + 1): raise InputError("bits", f"an integer in 1..{MAX_BITS}; got {bits}")
     out = Path(out)
     if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")

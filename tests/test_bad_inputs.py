@@ -278,6 +278,7 @@ def test_batching_equals_looping(mk, torch_in):
 
 # ---- the command line: misuse is one line, never a traceback -------------------------------------------------------
 
+import json
 import os
 import signal
 import subprocess
@@ -366,3 +367,56 @@ def test_outputs_respect_the_umask(tmp_path):
         assert os.stat(tmp_path / "b.csv").st_mode & 0o777 == 0o600                # a private umask is obeyed too
     finally:
         os.umask(old)
+
+
+# ---- a damaged checkpoint or record: one line and exit 2, or measured again, never a traceback --------------------------
+
+@pytest.fixture(scope="module")
+def damaged_models(tmp_path_factory):
+    """Damaged copies of a tiny random BERT folder, by the case they stand for: its weights cut in half, a configuration whose
+    hidden size (30) the heads (4) do not divide, a configuration whose feed-forward width (48) the weights (64) contradict, and a
+    text file named `.gguf`."""
+    import json, shutil
+    transformers = pytest.importorskip("transformers")
+    transformers.utils.logging.disable_progress_bar()
+    root = tmp_path_factory.mktemp("damaged")
+    whole = root / "whole"
+    cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64, vocab_size=60)
+    transformers.BertModel(cfg).save_pretrained(whole)
+    cut = shutil.copytree(whole, root / "cut")
+    data = (cut / "model.safetensors").read_bytes(); (cut / "model.safetensors").write_bytes(data[:len(data) // 2])
+    sizes = shutil.copytree(whole, root / "sizes")
+    (sizes / "config.json").write_text(json.dumps(json.loads((whole / "config.json").read_text()) | dict(hidden_size=30)))
+    (root / "notes.gguf").write_text("not a model\n")
+    shapes = shutil.copytree(whole, root / "shapes")
+    (shapes / "config.json").write_text(json.dumps(json.loads((whole / "config.json").read_text()) | dict(intermediate_size=48)))
+    return {"shapes": (shapes, f"the weights in {shapes} do not fit its configuration: 3 tensors differ in shape"),
+            "cut": (cut, f"{cut / 'model.safetensors'} is truncated"),
+            "sizes": (sizes, f"{sizes / 'config.json'}: hidden_size 30 is not a multiple of num_attention_heads 4"),
+            "gguf": (root / "notes.gguf", f"{root / 'notes.gguf'} is not a GGUF file")}
+
+
+@pytest.mark.parametrize("command", ["audit", "compress"])
+@pytest.mark.parametrize("case", ["cut", "sizes", "shapes", "gguf"])
+def test_cli_damaged_model_is_one_line(command, case, damaged_models, tmp_path, capsys):
+    model, says = damaged_models[case]
+    out = tmp_path / "out"
+    code, err = _run_main([command, "--model", str(model), "--out", str(out), "--no-progress"], capsys)
+    assert code == 2 and "\n" not in err and err.startswith(f"entropic-bound {command}: error: --model: ") and says in err, err
+    assert not out.exists()                                                         # nothing left behind
+
+
+@pytest.mark.parametrize("content", [b'{"key": "3f2a', b"[]", b"\xff\xfe"])
+def test_cli_corrupt_record_is_measured_again(content, tmp_path, capsys):
+    out = tmp_path / "r"
+    argv = ["reproduce", "--only", "table4", "--preset", "smoke", "--seeds", "1", "--out", str(out), "--no-progress"]
+    first, _ = _run_main(argv, capsys)
+    record = out / ".records" / "table4.json"
+    record.write_bytes(content)
+    code, err = _run_main(argv, capsys)
+    assert code == first and code in (0, 1), err                               # a verdict, not a traceback (smoke may differ from the reference)
+    assert err.splitlines() == [f"table4: its record {record} is unreadable ({'not a record of an experiment' if content == b'[]' else 'cut short or not JSON'}); "
+                                "the experiment is measured again"], err
+    assert isinstance(json.loads(record.read_text()), dict)                   # rewritten whole
+    code, err = _run_main(argv, capsys)
+    assert code == first and "unreadable" not in err                            # and reused after that

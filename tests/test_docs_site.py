@@ -3,6 +3,7 @@ notebooks' titles and summaries, and docs/check_site.py reads it back and knows 
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,18 @@ def test_llms_txt_lists_every_page_with_its_summary(proc):
     assert text.startswith("# entropic_bound\n\n> The project in one line.\n")
     assert [(e["title"], e["href"]) for e in entries] == [("entropic_bound", "index.html"), ("§1 Introduction", "01_intro.html"), ("Tasks", "20_tasks.html")]
     assert entries[1]["note"] == "Why, and how — see the tasks."        # one line, links reduced to their text
-    assert text.index("## The paper") < text.index("01_intro.html") < text.index("## The library") < text.index("20_tasks.html")
+    assert text.index("## The paper") < text.index("01_intro.html") < text.index("## The engine") < text.index("20_tasks.html")
+
+
+def test_every_page_has_one_site_section():
+    "The sidebar's sections: the paper by its titles, the rest by their file numbers — every notebook in one, each section non-empty."
+    sys.path.insert(0, str(ROOT / "docs"))
+    from quarto_compat import SECTIONS, sections
+    names = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb") if p.stem != "index")
+    title = {n: "".join(json.loads((ROOT / "nbs" / f"{n}.ipynb").read_text())["cells"][0]["source"]).splitlines()[0].lstrip("# ") for n in names}
+    got = dict(sections(names, title))
+    assert list(got) == [name for name, _ in SECTIONS] and sorted(sum(got.values(), [])) == names
+    assert got["The paper"][0] == "01_introduction" and "93_compress_run" in got["The commands"] and "36_table6" in got["The tables"]
 
 
 def test_llms_txt_refuses_a_page_without_a_summary(proc):

@@ -1,4 +1,4 @@
-"""Property tests of `entropic_bound.estimate`: units never decide r̂, bad input is refused naming the argument, the command fails cleanly."""
+"""Property tests of `entropic_bound.estimate`: units never decide r̂, bad input is refused naming the argument, the command fails cleanly; the wrong model for the data is said to be wrong; the figure's legend covers no point."""
 import json
 
 import numpy as np
@@ -111,3 +111,56 @@ def test_estimate_prints_the_report_and_writes_with_the_umask(tmp_path, capsys):
     assert "3" in capsys.readouterr().out
     assert json.loads((tmp_path / "o" / "estimate.json").read_text())["rank"] == 3
     assert {f: os.stat(tmp_path / "o" / f).st_mode & 0o777 for f in ("estimate.json", "estimate.png")} == {"estimate.json": 0o644, "estimate.png": 0o644}
+
+
+SPECTRUM_CASES = {  # (X, Y, kind, V) whose spectra put points where a legend inside the panel would sit
+    "token-mixing, T=16": lambda: (None, LIN, "token-mixing", None),
+    "token-mixing, T=8": lambda: (None, linear_task(200, 8, 6, 2, seed=0).Y.numpy(), "token-mixing", None),   # 'best' covered a point here
+    "linear-qk": lambda: (X, Y, "linear-qk", V),
+    "linear-qk on token-mixing data": lambda: (lambda t: (t.X.numpy(), t.Y.numpy(), "linear-qk", None))(linear_task(200, 10, 6, 3, seed=1)),
+}
+
+
+@pytest.mark.parametrize("case", SPECTRUM_CASES)
+def test_the_spectrum_legend_covers_no_point(case):
+    "estimate.png: the left panel's legend covers no marker of the spectrum (each a disc of its marker size, in display coordinates), and every marker lies inside the panel."
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    Xc, Yc, kind, Vc = SPECTRUM_CASES[case]()
+    est = estimate(Xc, Yc, kind, Vc, bootstrap=0)
+    fig = est.plot(); canvas = FigureCanvasAgg(fig); canvas.draw()
+    ax, spectrum = fig.axes[0], fig.axes[0].lines[0]
+    box = ax.get_legend().get_window_extent(canvas.get_renderer())
+    points = spectrum.get_transform().transform(spectrum.get_xydata())
+    r = spectrum.get_markersize() / 2 * fig.dpi / 72                            # a marker's radius in pixels
+    assert len(points) == est.decision.spectrum.size
+    covered = [(x, y) for x, y in points if box.x0 - r < x < box.x1 + r and box.y0 - r < y < box.y1 + r]
+    assert not covered, (case, box, covered)
+    assert all(ax.bbox.x0 <= x <= ax.bbox.x1 and ax.bbox.y0 <= y <= ax.bbox.y1 for x, y in points)
+
+
+def _misfit(est):
+    return [w for w in est.warnings if w.startswith("the linear-QK model does not fit these data")]
+
+
+@pytest.mark.parametrize("T, d, r", [(16, 12, 3), (10, 6, 3), (8, 6, 2)])
+def test_linear_qk_on_token_mixing_data_warns_that_the_model_does_not_fit(T, d, r):
+    task = linear_task(200, T, d, r, noise_std=0.05, seed=0)
+    est = estimate(task.X.numpy(), task.Y.numpy(), "linear-qk", None, bootstrap=0)
+    assert est.rank == 0 and est.decision.noise_std > 5 * 0.05                  # the case of the report: r̂ = 0, σ̂ far above the true 0.05
+    assert len(_misfit(est)) == 1 and f"gives r̂ = {r}" in _misfit(est)[0], est.warnings
+    assert f"warning: {_misfit(est)[0]}" in est.summary()
+
+
+@pytest.mark.parametrize("noise", [0.05, 0.5, 5.0])
+@pytest.mark.parametrize("known_v", [True, False])
+def test_a_well_specified_linear_qk_model_does_not_warn(noise, known_v):
+    task = attention_task(100, T=8, d=4, r_star=1, kind="linear", noise_std=noise, seed=2)
+    est = estimate(task.X.numpy(), task.Y.numpy(), "linear-qk", task.V.numpy() if known_v else None, bootstrap=0)
+    assert not _misfit(est), est.warnings
+
+
+def test_the_misfit_warning_reaches_the_command(tmp_path, capsys):
+    task = linear_task(200, 10, 6, 3, noise_std=0.05, seed=0)
+    np.savez(tmp_path / "tm.npz", X=task.X.numpy(), Y=task.Y.numpy())
+    assert main(["estimate", str(tmp_path / "tm.npz"), "--kind", "linear-qk", "--bootstrap", "0", "--json"]) == 0
+    assert any(w.startswith("the linear-QK model does not fit") for w in json.loads(capsys.readouterr().out)["warnings"])

@@ -79,7 +79,7 @@ def test_key_cache_routes_export_a_smaller_cache(tmp_path, capsys, llama, kept_r
     assert rc == 0, capsys.readouterr().err
     manifest = json.loads((out / "model" / "manifest.json").read_text())
     sav = manifest["savings"]
-    assert manifest["route"] == route and sav["keys"] == 4 * manifest["total_directions"] < sav["keys_full"]   # float32: 4 bytes a number
+    assert manifest["route"] == route and sav["key_bytes_per_token_16bit"] == 2 * manifest["total_directions"] < sav["key_bytes_per_token_16bit_full"]   # 16-bit numbers
     assert _reload(out / "model", "decoder")["cls"] == "LlamaWithLowRankKeys"
     net = transformers.AutoModelForCausalLM.from_pretrained(out / "model", trust_remote_code=True).eval()
     ids = torch.tensor([[1, 5, 9, 17, 33, 65, 129]])
