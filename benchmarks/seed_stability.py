@@ -3,9 +3,11 @@ beside the reference's verdicts (seeds 0-2, entropic_bound/data/reference_quick.
 
     python benchmarks/seed_stability.py [--seeds 3-8] [--jobs N]
 
-Writes benchmarks/seed_claims.json (the claim records of that run, with its seeds); tests/test_seed_stability.py checks that
-the stored run covers every claim of the reference, and scripts/make_figures.py quotes from it the claims whose verdict
-differs between the two seed sets (seed-fragile), with both margins, on the front page and in the README.
+Writes benchmarks/seed_claims.json (the claim records of that run, with its seeds, and the reference's verdict, margin and critical
+value per claim); tests/test_seed_stability.py checks that the stored run covers every claim of the reference, and
+scripts/make_figures.py quotes from it the claims whose verdict differs between the two seed sets (seed-fragile) and every claim
+whose margin is within 3 standard errors on either set (report.thin_margins, the table at the end of nbs/22_report.ipynb), with
+both margins, on the front page and in the README.
 """
 import argparse
 import datetime
@@ -40,16 +42,17 @@ def main():
     jobs = default_jobs(shelf("paper")) if a.jobs is None else a.jobs
     with tempfile.TemporaryDirectory() as tmp:
         claims = reproduce(Path(tmp), "quick", seeds, "cpu", force=True, progress=False, jobs=jobs)
-    ref, ref_margin = reference_verdicts(), reference_verdicts("margin")
-    reference = {i: dict(verdict=v, margin=ref_margin.get(i)) for i, v in ref.items()}
+    ref, ref_margin, ref_critical = reference_verdicts(), reference_verdicts("margin"), reference_verdicts("critical")
+    reference = {i: dict(verdict=v, margin=ref_margin.get(i), critical=ref_critical.get(i)) for i, v in ref.items()}
     STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=head_commit(),
                                       reference_seeds=[0, 1, 2], reference=reference, claims=claims), indent=1) + "\n")
-    print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in pooled standard errors):")
+    print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in pooled standard errors, then the critical value):")
     print(f"{'claim':40s} {'seeds 0-2':>20s} {'new seeds':>20s}")
     for c in claims:
         mark = "" if c["verdict"] == ref.get(c["id"]) else "   <- differs"
-        print(f"{c['id']:40s} {ref.get(c['id'], '-'):>11s} {ref_margin.get(c['id'], float('nan')):+8.2g} "
-              f"{c['verdict']:>11s} {c['margin']:+8.2g}{mark}")
+        crit = lambda v: "inf" if v is None else f"{v:.2f}"
+        print(f"{c['id']:40s} {ref.get(c['id'], '-'):>13s} {ref_margin.get(c['id'], float('nan')):+8.2g} ±{crit(ref_critical.get(c['id'])):5s} "
+              f"{c['verdict']:>13s} {c['margin']:+8.2g} ±{crit(c.get('critical')):5s}{mark}")
     differ = [c["id"] for c in claims if c["verdict"] != ref.get(c["id"])]
     print(f"{len(claims) - len(differ)} of {len(claims)} verdicts as on seeds 0-2; differ: {', '.join(differ) or 'none'}")
     print(f"claim records written to {STORED}")

@@ -21,7 +21,8 @@ from .checkpoints import (HeadAdapter, TokenBatch, attention_inputs, default_tex
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures']
+__all__ = ['layer_table', 'HeadsReport', 'pick_curve_heads', 'audit_heads', 'findings', 'summary_markdown', 'heads_figures',
+           'audit_reading']
 
 # %% ../nbs/09_real_heads.ipynb #56022a8c
 def layer_table(adapter: HeadAdapter, bar=None) -> list[dict]:
@@ -42,6 +43,7 @@ class HeadsReport:
     curves: dict
     meta: dict
 
+# %% ../nbs/09_real_heads.ipynb #17f6cbae
 def pick_curve_heads(rows: list[dict], n: int = 4) -> list[tuple]:
     "Up to n informative heads: largest static-order minus native gap, largest criteria disagreement, a median head, smallest native rank."
     if n <= 0: return []
@@ -55,6 +57,7 @@ def pick_curve_heads(rows: list[dict], n: int = 4) -> list[tuple]:
         if key(r) not in picked: picked.append(key(r))
     return picked[:n]
 
+# %% ../nbs/09_real_heads.ipynb #bac8ef72
 def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_out: float | None = None, seed: int = 0,
                 fraction: float = 0.9, n_curves: int = 4, progress: bool = False, inputs: list | None = None) -> HeadsReport:
     """Static and attention-native ranks of every head on `batch` (held-out split by `seed`), error curves, per-layer matrix table;
@@ -201,3 +204,34 @@ def heads_figures(report: HeadsReport) -> dict:
     axs[0][0].set_ylabel("held-out error"); axs[0][0].legend(fontsize=6)
     f3.tight_layout()
     return {"static_vs_native.png": f1, "layer_head_map.png": f2, "error_curves.png": f3}
+
+# %% ../nbs/09_real_heads.ipynb #5a453546
+def audit_reading(report: HeadsReport) -> str:
+    "The reading of an audit (Markdown): what the static and native views say and where they agree, every number and qualitative word computed from `findings(report)` and the rows."
+    f, m = findings(report), report.meta
+    dh, n = f["d_head"], f["heads"]
+    st, tv, out, so, lf = (f[k] for k in ("static_energy_median", "native_tv_median", "native_out_median", "static_order_tv_median", "logit_field_median"))
+    uneven = sum(r["static_energy"] < 0.75 * dh for r in report.heads)             # heads below three quarters of d_head
+    rho = max(abs(f["spearman_static_native_tv"]), abs(f["spearman_static_native_out"]))
+    tol = f"tolerance {m['tol']:g}" if m["tol"] == m["tol_out"] else f"tolerances {m['tol']:g} (TV) and {m['tol_out']:g} (output)"
+    below, scale = f["native_below_static_order"], tv / st
+    s = [f"**Reading (ours).** The static kernels of the heads have {'nearly flat' if st > 0.75 * dh else 'uneven'} spectra: the median energy effective "
+         f"rank is {st:.1f} of {dh}, and " + (f"all but {uneven} heads sit above three quarters of $d_h$." if uneven <= n / 10
+                                             else f"{n - uneven} of {n} heads sit above three quarters of $d_h$."),
+         f"The attention-native rank on held-out text is {'lower' if tv < st else 'not lower'}" + (", and much lower by the output criterion" if out <= tv / 1.5 else "")
+         + f" (median {tv:g} by attention total variation, {out:g} by output energy at {tol}).",
+         f"Cutting the kernel in the order of its own SVD needs {'nearly all' if so >= 0.9 * dh else 'many'} directions (median {so:g} by TV): "
+         + (f"for every one of the {n} heads the input-whitened order needs fewer." if below == n else f"for {below} of the {n} heads the input-whitened order needs fewer."),
+         f"The two views are related {'only weakly' if rho < 0.6 else 'closely'} across heads (Spearman {f['spearman_static_native_tv']:.2f} for TV, "
+         f"{f['spearman_static_native_out']:.2f} for output), and the two native criteria disagree by at least a quarter of $d_h$ for {f['criteria_disagree']} heads"
+         + (", which is why both are reported." if f["criteria_disagree"] else ".")]
+    if 2 / 3 <= scale <= 3 / 2 and rho < 0.6:
+        s.append(f"Where the views agree: by the attention criterion at this tolerance, a typical head still needs a large share of its directions, roughly the scale "
+                 f"its static energy rank suggests (the median native rank is {scale:.2f} of the median static one); the static view is not wrong in scale for TV, it fails to rank heads.")
+    else:
+        s.append(f"The views differ in scale as well: the median native rank by TV is {scale:.2f} of the median static energy rank.")
+    s.append(f"The per-sequence logit fields have a {'much ' if lf < tv / 2 else ''}lower energy rank (median {lf:.1f}): one sequence's field is low-rank, but different "
+             "sequences use different directions, so the kernel rank that serves all held-out text is far larger." if lf < tv else
+             f"The per-sequence logit fields have energy rank median {lf:.1f}, not below the native rank by TV.")
+    s.append("The checks below state these findings; they would fail on a model or text where they do not hold.")
+    return " ".join(s)

@@ -4,24 +4,16 @@
 
 # %% ../nbs/92_cli.ipynb #c94f354e
 from __future__ import annotations
-import argparse, json, math, os, sys, time
+import argparse, contextlib, json, math, os, sys, time
 from pathlib import Path
 
 from . import __version__
 
 # %% auto #0
-__all__ = ['PRESETS', 'EXPERIMENT_NAMES', 'SHELVES', 'MODEL_FAMILIES', 'ESTIMATE_KINDS', 'REPRODUCE_EXIT', 'TABLE6_BUDGETS',
-           'TABLE6_PRESET_NAMES', 'ALLOCATION_NAMES', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts',
-           'verdict_differences', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_budgets',
-           'compress_command', 'parser', 'main']
+__all__ = ['REPRODUCE_EXIT', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command',
+           'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
-PRESETS = ("quick", "paper", "smoke")                                  # = experiment.PRESETS
-EXPERIMENT_NAMES = (*(f"table{i}" for i in range(1, 6)), "audit", "table6")   # = the keys of experiment.EXPERIMENTS
-SHELVES = ("paper", "beyond", "all")                                       # = experiment.SHELVES
-MODEL_FAMILIES = ("bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gpt_neox", "phi3", "gemma2", "gemma3_text")   # = checkpoints.SUPPORTED_FAMILIES
-ESTIMATE_KINDS = ("token-mixing", "linear-qk", "softmax-qk")            # = estimate.KINDS
-
 class _Parser(argparse.ArgumentParser):
     "The parser of every command: a mistake is one line on stderr and exit status 2 (`SystemExit(2)`), without the usage."
     def error(self, message):
@@ -66,6 +58,7 @@ def _figure(key: str, fallback: str = "") -> str:
 
 def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound reproduce`."
+    from entropic_bound.experiment import EXPERIMENTS, PRESETS, SHELVES
     quick = _figure("quick_time")
     r.add_argument("--preset", default="quick", choices=PRESETS,
                    help=f"quick: the default, minutes on 2 CPU cores{f' ({quick} on the machine of benchmarks/README.md)' if quick else ''}; paper: the paper's scale; smoke: seconds, for tests (too small to reach the documented verdicts)")
@@ -74,7 +67,7 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
     r.add_argument("--shelf", default="paper", choices=SHELVES, help="which experiments: paper (Tables 1-5, the default), beyond (the audit and Table 6 "
                    "of the shipped MiniLM, extra [models]) or all; --only picks by name instead")
-    r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENT_NAMES)}")
+    r.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(EXPERIMENTS)}")
     r.add_argument("--force", action="store_true", help="recompute experiments even if their outputs are up to date")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--scheduler", default=None, metavar="local[:N]|tcp://HOST:PORT",
@@ -91,7 +84,9 @@ REPRODUCE_EXIT = ("exit status: 0 every claim's verdict is the one the stored re
                   "the quick preset; a claim of the paper that fails there by design and fails here again counts as reproduced, so 0 does not "
                   "mean that every claim holds); 1 some verdict differs from the reference (each printed: reference, then measured); "
                   "2 bad input or usage (one line, checked before any work, nothing written); 130 interrupted (finished tables are kept). "
-                  "Every preset is compared with the reference by claim id (the paper preset reaches the same verdicts: benchmarks/paper_claims.json); "
+                  "A verdict is holds, fails, undecided (the margin inside its 95 % critical value), uninformative or strawman. Every preset is compared "
+                  "with the reference by claim id: the quick preset on the reference's seeds verdict for verdict; any other preset or seed set on its "
+                  "decided verdicts only, an undecided verdict on either side contradicting nothing (the paper preset: benchmarks/paper_claims.json); "
                   "claims the reference does not hold are listed and not compared.")
 
 def _check_reproduce(a) -> None:
@@ -126,10 +121,11 @@ def reference_verdicts(field: str = "verdict") -> dict:
             if parts[0] == "claims" and len(parts) == 3 and parts[2] == field: out[cells[f"claims/{parts[1]}/id"]] = v
     return out
 
-def verdict_differences(claims: list, reference: dict | None = None) -> tuple:
-    "`(differ, unknown)` for claim records `claims` against `reference` (default: `reference_verdicts()`): `differ` lists `(id, reference verdict, measured verdict)` where they differ, `unknown` the ids the reference does not hold."
+def verdict_differences(claims: list, reference: dict | None = None, exact: bool = True) -> tuple:
+    "`(differ, unknown)` for claim records `claims` against `reference` (default: `reference_verdicts()`): `differ` lists `(id, reference verdict, measured verdict)` where they differ — with `exact` False (another preset or seed set) only where both are decided, 'undecided' on either side contradicting nothing — `unknown` the ids the reference does not hold."
     reference = reference_verdicts() if reference is None else reference
-    differ = [(c["id"], reference[c["id"]], c["verdict"]) for c in claims if c["id"] in reference and c["verdict"] != reference[c["id"]]]
+    agree = lambda a, b: a == b or (not exact and "undecided" in (a, b))
+    differ = [(c["id"], reference[c["id"]], c["verdict"]) for c in claims if c["id"] in reference and not agree(c["verdict"], reference[c["id"]])]
     return differ, [c["id"] for c in claims if c["id"] not in reference]
 
 def _interrupted(command: str | None, a) -> int:
@@ -156,8 +152,11 @@ def reproduce_command(a) -> int:
     except OSError as e: return _error("reproduce", f"cannot write the results under --out {a.out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}")
     for c in claims:
         if c["verdict"] != "holds":
-            print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']} — {c['statement']}")
-    differ, unknown = verdict_differences(claims)
+            margin = "" if c.get("margin") is None else f"; margin {c['margin']:+.2g} SE" + ("" if c.get("critical") is None else f", decided beyond ±{c['critical']:.3g}")
+            print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']}{margin} — {c['statement']}")
+    from entropic_bound.experiment import REFERENCE_SEEDS
+    exact = a.preset == "quick" and (a.seeds is None or a.seeds == len(REFERENCE_SEEDS))   # the reference's own preset and seeds: verdict for verdict
+    differ, unknown = verdict_differences(claims, exact=exact)
     for cid, ref, got in differ: print(f"DIFFERS FROM THE REFERENCE {cid}: reference {ref}, measured {got}")
     if unknown: print(f"not in the reference, not compared: {', '.join(unknown)}")
     verdicts = (f"{len(differ)} of {len(claims) - len(unknown)} verdicts differ from the reference" if differ
@@ -168,8 +167,9 @@ def reproduce_command(a) -> int:
 # %% ../nbs/92_cli.ipynb #6d9ba181
 def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound estimate`."
+    from entropic_bound.estimate import KINDS
     p.add_argument("data", nargs="+", metavar="DATA", help=".npz/.pt/.safetensors with arrays X, Y (optional V), a .npy of Y, or two .npy files X Y")
-    p.add_argument("--kind", choices=ESTIMATE_KINDS, default="token-mixing", help="the task family (default: token-mixing)")
+    p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
     p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
     p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
@@ -180,8 +180,24 @@ def _estimate_arguments(p: argparse.ArgumentParser) -> None:
 def estimate_command(a) -> int:
     "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on bad data or a bad `--out` (one line on stderr, nothing written)."
     if a.out is not None: _check_out(a.out)                   # before the data are read
+    from entropic_bound.outputs import OutputFolder
+    try:
+        with contextlib.ExitStack() as claim:                 # --out claimed (created, probed, locked) before the data are read
+            out = None if a.out is None else claim.enter_context(OutputFolder(a.out))
+            names = None if out is None else (out.file("estimate.json"), out.file("estimate.png"))   # a file of the user's in the way: refused now
+            if (code := _estimate(a, out, names)): raise _Failed(code)
+            if out is not None: out.done()
+            return 0
+    except _Failed as f: return f.args[0]
+
+class _Failed(Exception):
+    "A command's work ended with a non-zero exit status, its one line printed: raised inside its output folder's claim, so that what it created goes again."
+
+def _estimate(a, out, names) -> int:
+    "The work of `estimate_command` once its output folder (`out`, or None) is claimed: read, estimate, report, write `names`."
     from entropic_bound.estimate import estimate, load_samples, real_array
-    from entropic_bound.experiment import atomic_write, figure_png
+    from entropic_bound.experiment import figure_png
+    from entropic_bound.outputs import atomic_write
     try:
         arrays = load_samples(a.data, a.v)
         if a.kind == "token-mixing" and arrays["X"] is not None: real_array(arrays["X"], "X", 3)   # a bad X is an error even when unused
@@ -189,12 +205,10 @@ def estimate_command(a) -> int:
     except ValueError as e: return _error("estimate", e)
     record = est.to_dict()
     print(json.dumps(record, indent=1) if a.json else est.summary(), flush=True)   # the report first: a write that fails cannot lose it
-    if a.out:
+    if out is not None:
         import matplotlib.pyplot as plt
-        out, fig = Path(a.out), est.plot()
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            atomic_write(out / "estimate.json", json.dumps(record, indent=1) + "\n"); atomic_write(out / "estimate.png", figure_png(fig))
+        fig = est.plot()
+        try: atomic_write(names[0], json.dumps(record, indent=1) + "\n"); atomic_write(names[1], figure_png(fig))
         except OSError as e: return _error("estimate", f"cannot write under --out {a.out}: {e.strerror or e}")
         finally: plt.close(fig)
     return 0
@@ -202,8 +216,9 @@ def estimate_command(a) -> int:
 # %% ../nbs/92_cli.ipynb #05f46ea7
 def _checkpoint_arguments(p: argparse.ArgumentParser, out: str, text: str = "") -> None:
     "The arguments every command on a real checkpoint takes: --model, --text, --out (default `out`), --device, --no-progress."
+    from entropic_bound.checkpoints import SUPPORTED_FAMILIES
     p.add_argument("--model", metavar="DIR|FILE|NAME", help="checkpoint folder, .gguf file, shipped name (minilm, smollm2) or a model in the local "
-                   f"Hugging Face cache; families: {', '.join(MODEL_FAMILIES)} (default: the shipped all-MiniLM-L6-v2)")
+                   f"Hugging Face cache; families: {', '.join(SUPPORTED_FAMILIES)} (default: the shipped all-MiniLM-L6-v2)")
     p.add_argument("--text", metavar="FILE", help=f"UTF-8 text, one passage per line{text}; default: the shipped text")
     p.add_argument("--out", metavar="DIR", default=out, help=f"output folder (default: {out})")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run (default: cpu)")
@@ -224,53 +239,55 @@ def audit_command(a) -> int:
     "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input (`--out` and `--device` checked before the model is loaded)."
     _check_out(a.out); _check_device(a.device)
     from entropic_bound.audit_run import run_audit
+    from entropic_bound.outputs import OutputFolder
     try:
-        run_audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
-              log=lambda s: print(s, file=sys.stderr), tokenizer=a.tokenizer)
-    except ImportError as e: return _error("audit", e)
+        with OutputFolder(a.out) as out:                      # claimed before the model loads: created, probed, locked; removed again on a failure
+            for name in ("heads.csv", "layers.csv", "summary.md"): out.file(name)   # a file of the user's in the way: refused before any work
+            try:
+                run_audit(a.model, a.text, a.out, a.device, a.tol, a.tol_out, a.seq_len, a.max_sequences, a.seed, a.curves, not a.no_progress,
+                      log=lambda s: print(s, file=sys.stderr), tokenizer=a.tokenizer)
+            except ImportError as e: raise _Failed(_error("audit", e)) from None
+            out.done()
+    except _Failed as f: return f.args[0]
     print(f"entropic-bound audit: wrote heads.csv, layers.csv, summary.md and figures to {a.out}")
     return 0
 
 # %% ../nbs/92_cli.ipynb #6583818d
-TABLE6_BUDGETS = (0.25, 0.5, 0.75)                     # = the budgets of Table 6's settings (table6.Table6Settings)
-TABLE6_PRESET_NAMES = ("quick", "paper", "smoke", "decoder")   # = table6.TABLE6_PRESETS (--help without importing torch)
-ALLOCATION_NAMES = ("native", "static", "uniform", "greedy", "native_loss", "fisher", "sensitivity", "shuffled")   # = compress.ALLOCATIONS
-
 def _compress_arguments(p: argparse.ArgumentParser) -> None:
-    "The arguments of `entropic-bound compress`."
+    "The arguments of `entropic-bound compress`, their names and defaults read from the library: allocation rules, budgets, Table 6's presets, the export routes."
+    from entropic_bound.compress import ALLOCATIONS, BUDGET, BUDGETS
+    from entropic_bound.compress_run import ROUTES, routes_help
+    from entropic_bound.table6 import TABLE6_PRESETS
     _checkpoint_arguments(p, "compress", ", at least 30 lines")
-    p.add_argument("--budget", type=float, default=None, help="fraction of all query-key directions kept in the exported model, in (0, 1] (default 0.5)")
-    p.add_argument("--allocation", default="native", help=f"allocation of the exported model: {', '.join(ALLOCATION_NAMES)} (default native)")
+    p.add_argument("--budget", type=float, default=None, help=f"fraction of all query-key directions kept in the exported model, in (0, 1] (default {BUDGET:g})")
+    p.add_argument("--allocation", default="native", help=f"allocation of the exported model: {', '.join(ALLOCATIONS)} (default native)")
     p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
     p.add_argument("--budgets", default=None, help=f"budgets of the table, comma-separated fractions in (0, 1] (default: the --budget alone when it is given, "
-                   f"else {','.join(f'{b:g}' for b in TABLE6_BUDGETS)})")
+                   f"else {','.join(f'{b:g}' for b in BUDGETS)})")
     p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
-    p.add_argument("--preset", default=None, choices=TABLE6_PRESET_NAMES, help="Table 6's protocol (default quick for an encoder, decoder for a decoder: "
+    p.add_argument("--preset", default=None, choices=tuple(TABLE6_PRESETS), help="Table 6's protocol (default quick for an encoder, decoder for a decoder: "
                    "a few sequences of each text; smoke: one budget, five rules, for a check of the plumbing)")
-    p.add_argument("--route", default=None, choices=("fold", "slice", "latent", "cache", "bits"),
-                   help="what the exported model is: fold (the same architecture, the cut folded into W_Q and W_K), slice (encoders: query/key maps "
-                        "sum(r_h) wide, its own modeling code; the default for an encoder), latent or cache (rotary decoders: a key cache of sum_g r_g "
-                        "numbers per token, Palu's pre-rotary latent or the post-rotary basis), bits (rotary decoders: keys coded in the native basis "
-                        "with bits from the native error curve, at the bytes of --bits-bit keys, instead of Table 6; the default for a decoder). "
-                        "Load slice, latent, cache and bits exports with trust_remote_code=True")
-    p.add_argument("--bits", type=int, default=2, help="--route bits: the key cache's bytes, those of KIVI-style keys of this many bits, 1..8 (default 2)")
+    p.add_argument("--route", default=None, choices=tuple(ROUTES), help=routes_help())
+    p.add_argument("--bits", type=int, default=2, help="--route bits: the key cache's bytes, those of KIVI-style keys of this many bits (default 2)")
     p.add_argument("--no-export", action="store_true", help="write the table only, no compressed checkpoint")
 
 def compress_budgets(budget: float | None, budgets: str | None) -> tuple:
-    "`(export budget, table budgets)` of `entropic-bound compress`: `--budgets` as given; else the `--budget` alone when it is given; else Table 6's budgets, exporting at 0.5."
+    "`(export budget, table budgets)` of `entropic-bound compress`: `--budgets` as given; else the `--budget` alone when it is given; else the library's `compress.BUDGETS`, exporting at `compress.BUDGET`."
+    from entropic_bound.compress import BUDGET, BUDGETS
     if budgets is not None:
         try: table = tuple(float(b) for b in budgets.split(","))
         except ValueError: _usage(f"--budgets: comma-separated fractions in (0, 1]; got {budgets!r}")
-    else: table = TABLE6_BUDGETS if budget is None else (float(budget),)
-    return (0.5 if budget is None else float(budget)), table
+    else: table = BUDGETS if budget is None else (float(budget),)
+    return (BUDGET if budget is None else float(budget)), table
 
 def compress_command(a) -> int:
     "`entropic-bound compress ...`: Table 6 and a compressed checkpoint; one-line error and exit status 2 on bad input (`--out`, `--budgets`, `--splits` and `--device` checked before the model is loaded)."
+    from entropic_bound.modeling_lowrank_keys import MAX_BITS
     budget, budgets = compress_budgets(a.budget, a.budgets)
     if a.splits < 2: _usage(f"--splits must be >= 2 (the claims need a spread over splits); got {a.splits}")
-    if not 1 <= a.bits <= 8: _usage(f"--bits must be an integer in 1..8; got {a.bits}")
+    if not 1 <= a.bits <= MAX_BITS: _usage(f"--bits must be an integer in 1..{MAX_BITS}; got {a.bits}")
     _check_out(a.out); _check_device(a.device)
-    from entropic_bound.table6 import run_compress
+    from entropic_bound.compress_run import run_compress
     try:
         result = run_compress(a.out, a.model, a.text, budget, a.allocation, a.order, budgets, a.splits, a.device, not a.no_export,
                               not a.no_progress, log=lambda s: print(s, file=sys.stderr), route=a.route, preset=a.preset, bits=a.bits)
@@ -279,8 +296,8 @@ def compress_command(a) -> int:
         print(f"entropic-bound compress: keys in bits at the bytes of {result['bits']}-bit keys, next-token KL {result['fidelity']['kl']:.4f} "
               f"(KIVI-style keys at the same bytes {result['kivi_same_bytes']['kl']:.4f})" + ("" if a.no_export else f"; checkpoint in {Path(a.out) / 'model'}"))
         return 0
-    held = sum(c.holds for c in result.claims)
-    print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {held} of {len(result.claims)} claims hold")
+    from entropic_bound.reproduce import claims_count_line
+    print(f"entropic-bound compress: wrote table6.csv, table6.md, claims.json and figures to {a.out}; {claims_count_line([c.record() for c in result.claims])}")
     return 0
 
 # %% ../nbs/92_cli.ipynb #72214110
@@ -290,13 +307,15 @@ COMMANDS = {"reproduce": (_reproduce_arguments, reproduce_command, "run every ex
             "compress": (_compress_arguments, compress_command, "allocate query-key directions by native rank at equal budget; fidelity and a compressed checkpoint (extra [models])")}
 EXIT_STATUS = "exit status: 0 done; 2 bad input or usage (one line, checked before any work, nothing written); 130 interrupted (one line)."
 
-def parser() -> argparse.ArgumentParser:
-    "The `entropic-bound` parser: one subcommand per entry of `COMMANDS`, every one in the same style, its exit statuses in its epilog; building it and `--help` import no torch."
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `entropic-bound` parser: one subcommand per entry of `COMMANDS`, every one in the same style, its exit statuses in its epilog.
+    Only `command`'s arguments are built (None: every command's), so that only its registries are read: `entropic-bound --help` imports no torch."""
     p = _Parser(prog="entropic-bound", description="The Entropic Bound for Transformers (arXiv 2607.23050), reproduced.")
     p.add_argument("--version", action="version", version=f"entropic_bound {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     for name, (arguments, _, what) in COMMANDS.items():
-        arguments(sub.add_parser(name, help=what, description=what, epilog=REPRODUCE_EXIT if name == "reproduce" else EXIT_STATUS))
+        p_ = sub.add_parser(name, help=what, description=what, epilog=REPRODUCE_EXIT if name == "reproduce" else EXIT_STATUS)
+        if command in (None, name): arguments(p_)
     return p
 
 def main(argv=None) -> int:
@@ -305,7 +324,7 @@ def main(argv=None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     a = None
     try:
-        a = parser().parse_args(argv)
+        a = parser(command if command in COMMANDS else "").parse_args(argv)      # only the named command's arguments (and registries)
         return COMMANDS[a.command][1](a)
     except SystemExit as e: return e.code if isinstance(e.code, int) else (0 if e.code is None else _error(None, e.code))   # --help, --version, a parse error
     except KeyboardInterrupt: return _interrupted(command if command in COMMANDS else None, a)     # Ctrl-C in any command: one line, 130

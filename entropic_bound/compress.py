@@ -7,9 +7,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Callable
 from pathlib import Path
@@ -18,13 +15,14 @@ import numpy as np
 import torch
 
 from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
-from .checkpoints import HeadAdapter, attention_inputs, encode_text
+from .checkpoints import HeadAdapter, attention_inputs, encode_text, saveable
+from .outputs import staged_folder
 from .policy import cpu_threads, engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'SENSITIVITY_GRID', 'ORDER_RULES', 'Calibration', 'calibrate', 'split_lines',
-           'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
+__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'SENSITIVITY_GRID', 'ORDER_RULES', 'Calibration', 'calibrate',
+           'split_lines', 'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
            'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'layer_sensitivity',
            'fidelity_meter', 'SplitResult', 'calibrate_split', 'compress_split', 'export']
 
@@ -188,6 +186,8 @@ def _sensitivity(cal, B, seed): return _water_fill(np.repeat(cal.sensitivity, ca
 def _shuffled(cal, B, seed): return np.random.default_rng(seed).permutation(_native_loss(cal, B, seed))
 
 ALLOCATIONS = tuple(ALLOCATION_RULES)
+BUDGETS = (0.25, 0.5, 0.75)      # the budgets every table and command compares by default: fractions of all query-key directions
+BUDGET = 0.5                     # the default budget of an exported model
 
 def allocate(cal: Calibration, budget: float, how: str, seed: int = 0) -> np.ndarray:
     """Query-key ranks (L, U) for every unit at a total of round(budget * L * U * d_h) directions, allocated by the rule `how` of
@@ -486,7 +486,7 @@ def calibrate_split(adapter: HeadAdapter, fit: list, seed: int, allocations=ALLO
 
 ORDER_RULES = ("native", "static")           # the rules also measured in the kernel's own SVD order (which directions, against how many)
 
-def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=(0.25, 0.5, 0.75), allocations=ALLOCATIONS,
+def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=BUDGETS, allocations=ALLOCATIONS,
                    orders=("whitened", "svd"), seq_len: int = 128, progress=None, other=None, fit_limit: int | None = None,
                    held_limit: int | None = None, grid=SENSITIVITY_GRID, grid_limit: int | None = None) -> SplitResult:
     """Calibrate on one half of `lines` (split `seed`; `calibrate_split`), then fold every allocation x budget in the whitened order (and
@@ -518,13 +518,8 @@ def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, or
     loads with `transformers` alone. `cal` None: a model that is not a cut (keys in bits); the manifest is `manifest` alone."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise InputError("out", f"{out} exists and is not an empty folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".compress-", dir=out.parent))
-    try:
-        if getattr(net, "hf_quantizer", None) is not None:          # loaded from GGUF: the weights are float already, so drop the marker
-            net.hf_quantizer = None                                 # that would make save_pretrained refuse them
-            if hasattr(net.config, "quantization_config"): del net.config.quantization_config
-        net.save_pretrained(stage)
+    with staged_folder(out) as stage:                               # all or nothing, with the modes every other output gets (page 25)
+        saveable(net).save_pretrained(stage)                        # loaded from GGUF: the quantiser marker dropped (the weights are floats)
         tokenizer.save_pretrained(stage)
         info = dict(manifest)
         if cal is not None:
@@ -532,9 +527,4 @@ def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, or
             info.update(order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
                         budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
         (stage / "manifest.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
-        mask = os.umask(0); os.umask(mask)                          # the modes every other output gets (mkdtemp and the weights are owner-only)
-        for q in [stage, *stage.rglob("*")]: q.chmod((0o777 if q.is_dir() else 0o666) & ~mask)
-        if out.exists(): out.rmdir()
-        os.replace(stage, out)
-        return out
-    finally: shutil.rmtree(stage, ignore_errors=True)
+    return out

@@ -35,6 +35,7 @@ def split_heads(W: torch.Tensor, b: torch.Tensor | None, H: int):
     Wh = W.reshape(d, H, hd // H).permute(1, 0, 2)
     return Wh, (torch.zeros(H, hd // H, dtype=W.dtype, device=W.device) if b is None else b.reshape(H, hd // H))
 
+# %% ../nbs/23_heads.ipynb #5b30f966
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """Rotary position embedding of x (..., T, dh) with tables cos, sin (T, r), half-split pairs (i, i + r/2) of the first r
     coordinates: x cos + rot(x) sin; with r < dh (partial rotary) the last dh - r coordinates pass through unrotated."""
@@ -42,11 +43,13 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     h = x.shape[-1] // 2
     return x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin
 
+# %% ../nbs/23_heads.ipynb #cc56b0c9
 def rms_normalise(x: torch.Tensor, norm) -> torch.Tensor:
     "Per-head RMS norm of x (..., dh) with `norm` = (weight (dh,), eps): x / sqrt(mean x^2 + eps) * weight."
     w, eps = norm
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
+# %% ../nbs/23_heads.ipynb #8dea7853
 @dataclass
 class LayerHeads:
     """One attention layer in head coordinates, row vectors: q = x W_Q,h + b_Q,h with W_Q (H, d, dh); keys and values from
@@ -143,6 +146,7 @@ class HeadStates:
         return replace(self, q=pick(self.q), k=pick(self.k), v=pick(self.v), A=pick(self.A), energy=pick(self.energy, 0),
                        q_pre=pick(self.q_pre), k_pre=pick(self.k_pre))
 
+# %% ../nbs/23_heads.ipynb #abbb2e88
 def _allowed(st: HeadStates, T: int, device) -> torch.Tensor:
     "Which keys each query may see (n, 1, T, T): padding, and the causal mask and sliding window where the layer has them."
     allowed = st.mask.bool()[:, None, None, :]
@@ -164,6 +168,7 @@ def _softmax_masked(S: torch.Tensor, st: HeadStates) -> torch.Tensor:
     "Softmax over keys of logits S (n, H, T, T), keys outside the padding (causal, window) mask excluded."
     return torch.softmax(S.masked_fill(~_allowed(st, S.shape[-1], S.device), float("-inf")), -1)
 
+# %% ../nbs/23_heads.ipynb #21bd9170
 def head_states(layer: LayerHeads, X: torch.Tensor, mask: torch.Tensor, dtype=torch.float32) -> HeadStates:
     "Per-head coordinates of `layer` for inputs X (n, T, d) with padding mask (n, T); keys centred within each sequence after any rotation (not under a soft cap)."
     device = X.device
@@ -258,6 +263,7 @@ def rank_errors(st: HeadStates, proj: Projection, r: torch.Tensor):
     out = (((Ar - A) @ st.v).pow(2).sum(-1) * qm).sum((0, 2))                               # sum_t ||(A_r - A)_t V W_O||^2
     return tv.cpu().double(), (out / st.energy).cpu().double()
 
+# %% ../nbs/23_heads.ipynb #b9fd1b12
 def bisect_ranks(error_at, d_head: int, n_heads: int, tol: float):
     "Least r in 0..d_head with error_at(r)[h] <= tol for each head, by bisection (r = d_head is taken to pass) -> (ranks (H,), calls)."
     lo, hi, calls = torch.zeros(n_heads, dtype=torch.long), torch.full((n_heads,), d_head), 0
@@ -309,6 +315,7 @@ def _orders(layer: LayerHeads, st_fit: HeadStates) -> dict:
     if layer.rotary: orders["prerotary"] = (whitened_order(st_fit, pre=True), True)
     return orders
 
+# %% ../nbs/23_heads.ipynb #8b353454
 def measure_layer(layer: LayerHeads, X: torch.Tensor, mask: torch.Tensor, fit, held, tol: float = 0.05, tol_out: float = 0.05,
                   fraction: float = 0.9, index: int = 0, quant: dict | None = None) -> list[dict]:
     """One row per query head of `layer` (number `index`): static ranks, native ranks (both criteria; whitened and static orders;
@@ -349,6 +356,7 @@ def measure_layer(layer: LayerHeads, X: torch.Tensor, mask: torch.Tensor, fit, h
         rows.append(row)
     return rows
 
+# %% ../nbs/23_heads.ipynb #85562965
 def error_curves(layer: LayerHeads, X, mask, fit, held, heads=None, ranks=None) -> dict:
     "Held-out errors of `heads` (default all) of `layer` at every rank in `ranks` (default 0..d_head): {order: {'tv'|'out': (len(ranks), len(heads))}}."
     ranks = list(range(layer.d_head + 1)) if ranks is None else list(ranks)

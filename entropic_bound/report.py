@@ -12,15 +12,24 @@ import numpy as np
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'Claim', 'one_change', 'claim_over_seeds', 'pooled_se',
-           'fraction_resolution', 'assert_claims', 'count_claims', 'markdown_table', 'csv_table', 'ExperimentResult',
-           'flat_cells', 'cell_numbers', 'spread_tolerance', 'compare_cells']
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'CONFIDENCE', 'VERDICTS', 'THIN_SE', 't_critical', 'Claim',
+           'one_change', 'claim_over_seeds', 'pooled_se', 'fraction_resolution', 'assert_claims', 'count_claims',
+           'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers', 'spread_tolerance',
+           'compare_cells', 'thin_margins']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
 ROUNDOFF = 1e-6          # relative: about ten float32 units in the last place
 STRAWMAN_SE = 300.0      # a control farther than this many standard errors from its criterion is a strawman (see the prose above)
 POOLING_ALPHA = 0.01     # a claim's and its control's variances are pooled unless an F-test rejects their equality at this level
+CONFIDENCE = 0.95        # a verdict is decided when its margin clears the two-sided critical value of Student's t at this level (see the prose above)
+VERDICTS = ("holds", "fails", "undecided", "uninformative", "strawman")
+
+def t_critical(df: int, confidence: float = CONFIDENCE) -> float:
+    "The two-sided `confidence` critical value of Student's t with `df` degrees of freedom (2.776 at df 4, 1.96 as df → ∞); infinite for df < 1."
+    if df < 1: return math.inf
+    from scipy.stats import t as t_dist                                     # here: scipy.stats takes about a second to import
+    return float(t_dist.ppf(0.5 + confidence / 2, df))
 
 @dataclass
 class Claim:
@@ -58,10 +67,31 @@ class Claim:
             raise InputError(f"claim {self.id}: an empirical claim names the one ingredient its control removes (`removes`), and only it does")
 
     @property
-    def holds(self) -> bool:
-        "Whether the measurement clears the threshold (for 'within': |measured − target| <= threshold)."
+    def clears(self) -> bool:
+        "Whether the measured mean lies on the criterion's side of the threshold (for 'within': |measured − target| <= threshold), decided or not."
         if self.direction == "within": return bool(abs(self.measured - self.target) <= self.threshold)
         return bool(self.measured <= self.threshold) if self.direction == "<=" else bool(self.measured >= self.threshold)
+
+    @property
+    def critical(self) -> float:
+        "The margin a decided verdict needs: `t_critical(df)` where the values have a spread (se > 0); 0 where they agree exactly (se 0 on df >= 1: a count or a setting, exact over these items); infinite with no degrees of freedom (one value each: no estimate of the noise)."
+        if self.df < 1: return math.inf
+        return t_critical(self.df) if self.se else 0.0
+
+    @property
+    def decided(self) -> bool:
+        "Whether the margin clears `critical` either way: the evidence puts the measurement on one side of its criterion."
+        return bool(abs(self.margin) >= self.critical)
+
+    @property
+    def holds(self) -> bool:
+        "Whether the claim holds, decided: it clears its criterion by at least `critical` pooled standard errors."
+        return self.decided and self.clears
+
+    @property
+    def fails(self) -> bool:
+        "Whether the claim fails, decided: it misses its criterion by at least `critical` pooled standard errors."
+        return self.decided and not self.clears
 
     @property
     def unit(self) -> float:
@@ -78,8 +108,8 @@ class Claim:
 
     @property
     def informative(self) -> bool:
-        "An empirical claim is informative when its control fails; a consistency check always is."
-        return self.control is None or not self.control.holds
+        "An empirical claim is informative when its control fails, decided; a consistency check always is."
+        return self.control is None or self.control.fails
 
     @property
     def strawman(self) -> bool:
@@ -91,8 +121,9 @@ class Claim:
 
     @property
     def verdict(self) -> str:
-        "'holds', 'fails', 'uninformative' (the claim and its control both pass) or 'strawman' (it holds, but its control fails by more than `STRAWMAN_SE` standard errors)."
-        if not self.holds: return "fails"
+        "'undecided' (the margin is inside `critical`), 'fails', 'holds', 'uninformative' (it holds, but its control does not fail, decided: it passes or is undecided) or 'strawman' (it holds, but its control fails by more than `STRAWMAN_SE` standard errors)."
+        if not self.decided: return "undecided"
+        if self.fails: return "fails"
         return "uninformative" if not self.informative else ("strawman" if self.strawman else "holds")
 
     @property
@@ -101,26 +132,29 @@ class Claim:
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, kind, measured, spread, se and df (the margin's unit: the pooled standard error, with its degrees of freedom), threshold, direction, target, criterion, margin, holds, verdict, paper, setting, differs, control (with what it removes, its se and margin and, where checked, the protocol fields it changes)."
+        "The claims.json record: id, section, statement, kind, measured, spread, se and df (the margin's unit: the pooled standard error, with its degrees of freedom), threshold, direction, target, criterion, margin, critical (the margin a decided verdict needs; null: none decides), holds (decided), verdict, paper, setting, differs, control (with what it removes, its se, margin, critical, holds and verdict and, where checked, the protocol fields it changes)."
+        critical = lambda c: None if math.isinf(c.critical) else c.critical
         spread = lambda c: None if c.spread is None else [float(v) for v in c.spread]
         return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
                     spread=spread(self), se=self.se, df=self.df, threshold=float(self.threshold), direction=self.direction,
                     target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
-                    holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
+                    critical=critical(self), holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
                     control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
                                                                    measured=float(self.control.measured), spread=spread(self.control), se=self.control.se, df=self.control.df,
                                                                    criterion=self.control.criterion, margin=self.control.margin,
-                                                                   holds=self.control.holds, **({} if self.changes is None else dict(changes=list(self.changes)))))
+                                                                   critical=critical(self.control), holds=self.control.holds, verdict=self.control.verdict, **({} if self.changes is None else dict(changes=list(self.changes)))))
 
     def __str__(self):
         spread = "" if self.spread is None else f" [{self.spread[0]:.4g}, {self.spread[1]:.4g}]"
-        head = f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g} SE (df {self.df})  — {self.statement}"
+        head = (f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g} SE "
+                f"(df {self.df}, decided beyond ±{self.critical:.3g})  — {self.statement}")
         if self.differs: head += f"\n{'':14s}differs from the paper: {self.differs}"
         if self.control is None: return head
         c = self.control
-        outcome = "passes (uninformative!)" if c.holds else ("fails — a strawman!" if self.strawman else "fails, as it must")
+        outcome = ("passes (uninformative!)" if c.holds else "undecided (uninformative!)" if not c.decided
+                   else "fails — a strawman!" if self.strawman else "fails, as it must")
         changed = "" if self.changes is None else f"; changes only {', '.join(self.changes)}"
-        return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g} SE, {outcome} — {c.statement}"
+        return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g} SE (±{c.critical:.3g}), {outcome} — {c.statement}"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
 def _plain(v):
@@ -181,26 +215,27 @@ def fraction_resolution(values) -> float:
     "The `resolution` of a fraction over the items of `values` (seeds or tasks): one item changing its outcome, 1/len."
     return 1.0 / max(1, np.asarray(values).size)
 
-def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expect_uninformative: Sequence[str] = ()) -> None:
-    "Print every claim with its verdict, margin and control; raise AssertionError naming a consistency check that fails, an empirical claim that fails (unless listed in `expect_fail`), any claim whose control passes too (unless listed in `expect_uninformative`) and any whose control is a strawman; the listed ones are findings the notebook discusses, and each must still come out as listed."
+def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expect_uninformative: Sequence[str] = (), expect_undecided: Sequence[str] = ()) -> None:
+    "Print every claim with its verdict, margin and control; raise AssertionError naming a claim that fails (unless listed in `expect_fail`), one the evidence does not decide (unless listed in `expect_undecided`), one whose control does not fail, decided (unless listed in `expect_uninformative`) and any whose control is a strawman; the listed ones are findings the notebook discusses, and each must still come out as listed."
     for c in claims: print(c)
-    bad = [c.id for c in claims if (not c.holds and c.id not in expect_fail)]
-    assert not bad, f"claims that do not hold: {bad}"
-    uninformative = [c.id for c in claims if c.holds and not c.informative and c.id not in expect_uninformative]
-    assert not uninformative, f"claims whose negative control passes too (uninformative): {uninformative}"
-    informative = [i for i in expect_uninformative if next(c for c in claims if c.id == i).verdict != "uninformative"]
-    assert not informative, f"claims expected to be uninformative that are not: {informative}"
+    verdict = {c.id: c.verdict for c in claims}
+    for word, listed in (("fails", expect_fail), ("undecided", expect_undecided), ("uninformative", expect_uninformative)):
+        found = [i for i, v in verdict.items() if v == word and i not in listed]
+        assert not found, {"fails": "claims that fail", "undecided": "claims the evidence does not decide (margin inside its critical value)",
+                           "uninformative": "claims whose negative control does not fail, decided (uninformative)"}[word] + f": {found}"
+        otherwise = [f"{i} ({verdict.get(i, 'missing')})" for i in listed if verdict.get(i) != word]
+        assert not otherwise, f"claims expected to be {'failing' if word == 'fails' else word} that are not: {otherwise}"
     strawmen = [c.id for c in claims if c.strawman]
     assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SE:g} standard errors (strawmen): {strawmen}"
-    unexpected = [i for i in expect_fail if next(c for c in claims if c.id == i).holds]
-    assert not unexpected, f"claims expected to fail that hold: {unexpected}"
 
 def count_claims(records) -> dict:
-    "Counts of claim records (dicts) by kind and verdict: empirical held / uninformative / strawman / total, consistency passed / total."
+    "Counts of claim records (dicts) by kind and verdict: empirical held / failed / undecided / uninformative / strawman / total, consistency passed / failed / undecided / total."
     emp = [r for r in records if r["kind"] == "empirical"]; con = [r for r in records if r["kind"] == "consistency"]
-    return dict(empirical=len(emp), empirical_hold=sum(r["verdict"] == "holds" for r in emp),
-                uninformative=sum(r["verdict"] == "uninformative" for r in emp), strawman=sum(r["verdict"] == "strawman" for r in emp),
-                consistency=len(con), consistency_pass=sum(r["holds"] for r in con))
+    n = lambda rs, v: sum(r["verdict"] == v for r in rs)
+    return dict(empirical=len(emp), empirical_hold=n(emp, "holds"), empirical_fail=n(emp, "fails"), undecided=n(emp, "undecided"),
+                uninformative=n(emp, "uninformative"), strawman=n(emp, "strawman"),
+                consistency=len(con), consistency_pass=n(con, "holds"), consistency_fail=n(con, "fails"), consistency_undecided=n(con, "undecided"))
+
 
 # %% ../nbs/22_report.ipynb #01501a2c
 def _fmt(v, digits: int = 4) -> str:
@@ -294,3 +329,15 @@ def compare_cells(cells: dict, reference: dict, tolerance: dict) -> list:
         far = [t for (a, _), (b, _), t in zip(numbers, ref_numbers, allowed) if not (a == b or abs(a - b) <= t + ROUNDOFF * max(abs(a), abs(b)))]
         if far: bad.append(f"{path}: {cells[path]!r}, reference {ref!r} ± {', '.join(f'{t:.3g}' for t in far)}")
     return bad
+
+# %% ../nbs/22_report.ipynb #9a74f94b
+THIN_SE = 3.0            # a margin within this many standard errors of 0 on any seed set is named as thin (`thin_margins`)
+
+def thin_margins(sets: dict, within: float = THIN_SE) -> list:
+    "Rows {id, then one cell per set: 'margin (±critical) verdict'} for the claims whose margin is within `within` standard errors of 0 on any of `sets` {set name: {claim id: claim record (margin, critical, verdict)}}, thinnest first; a set that lacks a claim shows '—'."
+    def cell(r):
+        if r is None: return "—"
+        critical = "∞" if r.get("critical") is None else f"{r['critical']:.2f}"
+        return f"{r['margin']:+.2f} (±{critical}) {r['verdict']}"
+    thinnest = {i: min(abs(recs[i]["margin"]) for recs in sets.values() if i in recs) for recs in sets.values() for i in recs}
+    return [dict(id=i, **{name: cell(recs.get(i)) for name, recs in sets.items()}) for i in sorted(thinnest, key=thinnest.get) if thinnest[i] < within]

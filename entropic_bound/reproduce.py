@@ -65,22 +65,27 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
 NOTES_HEADING = "Settings and differences"   # the section every "set" / "differs" mark links to
 _NOTES_ANCHOR = "#settings-and-differences"
 
-def _margin(m: float) -> str:
-    "A margin in standard errors, signed, to 2 significant digits."
-    return f"{m:+.2g}"
+def _margin(m: float, critical: float | None = None) -> str:
+    "A margin in standard errors, signed, to 2 significant digits, with the critical value it is decided beyond (None: none decides, ±∞)."
+    return f"{m:+.2g} (±{'∞' if critical is None else f'{critical:.2g}'})"
+
+def _control_verdict(k: dict) -> str:
+    "A control record's verdict: 'fails', 'holds' or 'undecided' (a record without one: 'holds' or 'fails' as its `holds` says)."
+    return k.get("verdict") or ("holds" if k["holds"] else "fails")
 
 def claims_markdown(claims: list) -> str:
     "The claim records as a Markdown table: kind, verdict, the measurement with its margin (in pooled standard errors), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
     def control(c):
         if c["control"] is None: return "—"
         k = c["control"]
-        return f"{k['measured']:.4g} ({'fails' if not k['holds'] else '**passes**'}, {_margin(k['margin'])}); removes {k['removes']}"
+        said = {"fails": "fails", "holds": "**passes**", "undecided": "**undecided**"}[_control_verdict(k)]
+        return f"{k['measured']:.4g} ({said}, {_margin(k['margin'], k.get('critical'))}); removes {k['removes']}"
     def paper(c):
         text = "" if c["paper"] is None else str(c["paper"])
         return text + (f" ([set]({_NOTES_ANCHOR}))" if c.get("setting") else "")
     rows = [dict(id=c["id"], kind=c["kind"], measured=c["measured"],
                  spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
-                 criterion=c["criterion"], margin=_margin(c["margin"]),
+                 criterion=c["criterion"], margin=_margin(c["margin"], c.get("critical")),
                  verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**",
                  control=control(c), paper=paper(c),
                  statement=c["statement"] + (f" ([differs]({_NOTES_ANCHOR}))" if c.get("differs") else "")) for c in claims]
@@ -95,12 +100,16 @@ def claims_notes(claims: list) -> str:
             "a *differs* statement is not the paper's literal one (the literal one is measured beside it).\n\n" + "\n".join(lines))
 
 def claims_count_line(claims: list) -> str:
-    "One line: how many empirical claims hold (with failing controls), how many are uninformative or strawmen, how many consistency checks pass."
+    "One line: how many empirical claims hold (with controls that fail, decided), fail, are undecided, uninformative or strawmen; how many consistency checks pass, fail, are undecided."
     k = count_claims(claims)
     line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
-    if k["uninformative"]: line += f" ({k['uninformative']} uninformative: the control passed too)"
-    if k["strawman"]: line += f" ({k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SE:g} standard errors)"
-    return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass"
+    more = [f"{k['empirical_fail']} fail"] if k["empirical_fail"] else []
+    if k["undecided"]: more.append(f"{k['undecided']} undecided: the margin inside its 95 % critical value")
+    if k["uninformative"]: more.append(f"{k['uninformative']} uninformative: the control does not fail, decided")
+    if k["strawman"]: more.append(f"{k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SE:g} standard errors")
+    if more: line += " (" + "; ".join(more) + ")"
+    con = [f"{k[key]} {word}" for key, word in (("consistency_fail", "fail"), ("consistency_undecided", "undecided")) if k[key]]
+    return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass" + (f" ({', '.join(con)})" if con else "")
 
 def summary_markdown(records: list, preset: str, seeds) -> str:
     "DIR/summary.md: every table as Markdown and every claim with its kind, verdict, margin and control, then the notes behind the set/differs marks."
@@ -108,7 +117,9 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
              f"entropic_bound {__version__}. **{claims_count_line(claims)}.** An empirical claim is the paper's claim about the world; "
              "a consistency check is guaranteed by a theorem or by the setting and checks the code. A margin is the distance of a measurement "
-             "from its criterion in standard errors of the mean, pooled over the claim's and its control's values (> 0: holds); a control should fail by a few — a near miss."]
+             "from its criterion in standard errors of the mean, pooled over the claim's and its control's values (> 0: on the criterion's side); a claim or a control holds "
+             "or fails only beyond the two-sided 95 % critical value of Student's t at its degrees of freedom (±, beside the margin) and is undecided within it; "
+             "a control should fail by a few — a near miss."]
     for r in records:
         parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]

@@ -11,16 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
-from .experiment import atomic_write
+from .outputs import atomic_write
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
-from .compress import (ALLOCATIONS, ALLOCATION_RULES, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
+from .compress import (ALLOCATIONS, ALLOCATION_RULES, BUDGETS, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
                                      fold, primary_loss, split_lines)
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'EXPORT_ROUTES', 'DEFAULT_ROUTES',
-           'Table6Settings', 'measure_table6', 'summarise_table6', 'table6_summary', 'table6_reading',
-           'recorded_table6', 'calibration_source', 'run_compress']
+__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'Table6Settings', 'measure_table6',
+           'summarise_table6', 'table6_summary', 'table6_reading', 'recorded_table6', 'calibration_source']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Table6Settings:
     for a decoder, sentences for an encoder)."""
     model: str | None = None                  # None: the shipped all-MiniLM-L6-v2
     text: str | None = None                   # None: the shipped text
-    budgets: tuple = (0.25, 0.5, 0.75)        # fractions of all heads' query-key directions
+    budgets: tuple = BUDGETS                  # fractions of all heads' query-key directions
     allocations: tuple = ALLOCATIONS
     orders: tuple = ("whitened", "svd")
     seq_len: int = 128
@@ -176,10 +175,13 @@ def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
                     ends = np.array([[loss(m, r[f"{col}_max"]), loss(m, r[f"{col}_min"])] for r in rs])
                     lo, hi = ends.min(1), ends.max(1)
                     c, mk = ALLOCATION_RULES[a].style
-                    ax.errorbar(x, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2, label=a + ("" if o == "whitened" else ", SVD order"))
+                    ax.errorbar(x, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2,
+                                mfc=c if o == "whitened" else "none", label=a + ("" if o == "whitened" else ", SVD order"))   # SVD order: dashed, hollow
             ax.set(xlabel="budget (fraction of query-key directions)", yscale="log", title=f"{_TITLES[m]}\n{TEXTS[text]}",
+                   xticks=sorted(set(s.budgets)), xlim=(min(s.budgets) - 0.1, max(s.budgets) + 0.1),          # one budget: a readable axis around it
                    ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]])
-    axes[0, 0].legend(fontsize=6); fig.tight_layout(); plt.close(fig)
+    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))      # beside the panels, over no data
+    fig.tight_layout(); plt.close(fig)
     return fig
 
 def _margin_figure(s: Table6Settings, units: dict):
@@ -232,8 +234,8 @@ def _primary(rows: list) -> tuple:
 
 def table6_summary(result: ExperimentResult) -> str:
     """Two sentences from Table 6: on the graded text, at which budgets the loss-aware native rule beats every rule it is compared with,
-    and how many comparisons it loses, the largest by how much (the primary metric's mean difference and its margin in split-to-split
-    ranges); on the held-out half of the shipped text, at which budgets its loss is the lowest of all rules."""
+    how many comparisons it loses (decided), the largest by how much (the primary metric's mean difference and its margin in split-to-split
+    ranges), and how many the splits leave undecided; on the held-out half of the shipped text, at which budgets its loss is the lowest of all rules."""
     claims = [c for c in result.claims if c.id.startswith(f"t6.{SUBJECT}_vs_")]
     if not claims: raise InputError("result", "no t6 claims in this result")
     budgets = sorted({float(c.id.rsplit("@", 1)[1]) for c in claims})
@@ -241,13 +243,14 @@ def table6_summary(result: ExperimentResult) -> str:
     m, loss, name = _primary(rows)
     graded = TEXTS["other" if f"other_{m}" in rows[0] else "held"]
     wins = [b for b in budgets if all(c.verdict == "holds" for c in claims if c.id.endswith(f"@{b:g}"))]
-    lost = [c for c in claims if not c.holds]
+    lost, undecided = [c for c in claims if c.fails], [c for c in claims if c.verdict == "undecided"]
     said = (f"on {graded}, loss-aware native allocation keeps the model closest to itself against every other rule at {', '.join(map(_pct, wins))}" if wins
             else f"on {graded}, loss-aware native allocation beats every other rule at no budget")
     if lost:
         worst = sorted(lost, key=lambda c: c.margin)[:3]
         said += f"; it loses {len(lost)} of its {len(claims)} comparisons, the largest to " + ", ".join(
             f"{c.id.split('_vs_')[1].split('@')[0]} at {_pct(float(c.id.rsplit('@', 1)[1]))} (by {abs(c.measured):.3g} in {name}, {abs(c.margin):.1f} split ranges)" for c in worst)
+    if undecided: said += f"; {len(undecided)} of its {len(claims)} comparisons are undecided (the margin inside its critical value)"
     weak = [c for c in claims if c.holds and c.verdict != "holds"]
     if weak: said += f"; {len(weak)} of its wins are {', '.join(sorted({c.verdict for c in weak}))} (the permuted ranks beat that rule too)"
     if graded != TEXTS["held"]:
@@ -320,93 +323,3 @@ def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> l
                    f"{SUBJECT}, other text": [cut(there, allocate(there, b, SUBJECT))]}
             rows += [dict(budget=b, calibration=k, loss=float(np.mean(v)), loss_min=float(np.min(v)), loss_max=float(np.max(v))) for k, v in per.items()]
     return rows
-
-# %% ../nbs/36_table6.ipynb #ee687501
-EXPORT_ROUTES = {"encoder": ("fold", "slice"), "decoder": ("fold", "latent", "cache", "bits")}
-DEFAULT_ROUTES = {"encoder": "slice", "decoder": "bits"}   # what the tables find best per byte: the slice (fewer parameters, the fold's fidelity); keys in bits
-
-def _export_route(adapter, s: Table6Settings, u0, lines: list, net, ranks, route: str):
-    """The model to export for `route` and its fidelity (None: the fold's) and savings: 'fold' the folded model (same shape);
-    'slice' (encoders) the fold with its zero query/key coordinates removed; 'latent' (rotary decoders) the fold with Palu's
-    pre-rotary latent key cache; 'cache' (rotary decoders) the original weights with the post-rotary low-rank key cache."""
-    from entropic_bound.checkpoints import encode_text
-    if route == "fold": return net, None, {}
-    if route == "slice":
-        from entropic_bound.modeling_sliced_bert import SlicedBertModel, slice_savings
-        return SlicedBertModel.from_folded(net, ranks), None, slice_savings(net.config, ranks)
-    from entropic_bound.key_cache import key_cache_model, latent_maps, post_rotary_maps
-    if route == "latent": net = key_cache_model(net, latent_maps(u0.calibration, ranks)); fid = None
-    else:
-        net = key_cache_model(adapter.model, post_rotary_maps(adapter, encode_text(adapter, split_lines(lines, 0)[0], s.seq_len), ranks))
-        fid = fidelity_meter(adapter, split_lines(lines, 0)[1], s.seq_len)(net)
-    return net, fid, net.key_maps().key_bytes_per_token(next(net.parameters()).element_size())
-
-def _same_checkpoint(a, b) -> bool:
-    "Whether models `a` and `b` (as `checkpoints.resolve_model` takes them) name the same checkpoint (folder and GGUF file)."
-    from entropic_bound.checkpoints import resolve_model
-    (x, y) = resolve_model(a), resolve_model(b)
-    return (x.path, x.gguf_file) == (y.path, y.gguf_file)
-
-def _check_export_choice(budget, allocation: str, order: str, splits, route: str):
-    "The export's choices of `run_compress`, or InputError naming the one that is wrong (before anything loads)."
-    if not 0 < float(budget) <= 1: raise InputError("budget", f"must lie in (0, 1]; got {budget}")
-    if allocation not in ALLOCATIONS: raise InputError("allocation", f"must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}")
-    if order not in ("whitened", "svd"): raise InputError("order", f"must be 'whitened' or 'svd'; got {order!r}")
-    if int(splits) < 2: raise InputError("splits", f"must be >= 2 (the claims need a spread); got {splits}")
-    if route is not None and route not in {r for rs in EXPORT_ROUTES.values() for r in rs}:
-        raise InputError("route", f"must be {', '.join(sorted({r for rs in EXPORT_ROUTES.values() for r in rs}))}; got {route!r}")
-
-def run_compress(out, model=None, text=None, budget: float = 0.5, allocation: str = "native", order: str = "whitened",
-                 budgets=(0.25, 0.5, 0.75), splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
-                 log=print, force: bool = False, route: str | None = "fold", preset: str | None = None, bits: int = 2) -> ExperimentResult | dict:
-    """`entropic-bound compress`: run Table 6 on `model` (default: the shipped MiniLM) and `text` over `splits` fit/held-out splits
-    through the experiment runner (`run_experiments`: table6.csv, table6.md, the figures and the record in `out`, reused when `out`
-    holds the same run and `force` is not set), write claims.json, and, with `export_model`, export the model compressed at `budget`
-    by `allocation` in `order` (calibrated on split 0, from the units the runner kept) as a checkpoint folder `out/model` with
-    `manifest.json`. `route`: what the export is — 'fold' (the same architecture, zeros where the cut is), 'slice' (encoders: the
-    query/key maps sum(r_h) wide), 'latent' or 'cache' (rotary decoders: a key cache of sum_g r_g numbers per token; `EXPORT_ROUTES`).
-    `preset`: of `TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder: a forward pass of a decoder costs more).
-    `route` None: the kind's `DEFAULT_ROUTES`; 'bits' (rotary decoders): keys in bits at the bytes of `bits`-bit keys instead of Table 6
-    (`key_bits.run_key_bits`; its manifest is returned)."""
-    _check_export_choice(budget, allocation, order, splits, route)
-    out = Path(out)
-    if out.exists() and not out.is_dir(): raise InputError("out", f"{out} exists and is not a folder")
-    if export_model and (out / "model").exists(): raise InputError("out", f"{out / 'model'} exists: choose another --out")
-    if model is not None and _same_checkpoint(model, None): model = None                  # the shipped MiniLM by name: the default's run and record
-    overrides, seeds = dict(model=None if model is None else str(model), text=None if text is None else str(text), budgets=tuple(budgets)), tuple(range(int(splits)))
-    if preset is not None and preset not in TABLE6_PRESETS: raise InputError("preset", f"must be one of {', '.join(TABLE6_PRESETS)}; got {preset!r}")
-    try: s = TABLE6.settings(preset or "quick", **overrides)
-    except ValueError as e: raise InputError("budgets", str(e)) from None
-    lines = _lines(s)                                                           # bad text, model or order: one line before anything runs
-    kind = _adapter(s, device).kind
-    if route is None:                                                           # the kind's default, where the model allows it
-        from entropic_bound.key_bits import bits_supported
-        route = DEFAULT_ROUTES[kind] if DEFAULT_ROUTES[kind] != "bits" or bits_supported(_adapter(s, device)) is None else "fold"
-    if export_model and route not in EXPORT_ROUTES[kind]:
-        raise InputError("route", f"an {kind} exports by {' or '.join(EXPORT_ROUTES[kind])}; got {route!r}")
-    if route == "bits":
-        from entropic_bound.key_bits import run_key_bits
-        return run_key_bits(out, model, text, bits, device, progress, log, export_model)
-    if preset is None and _adapter(s, device).kind == "decoder": preset, s = "decoder", TABLE6.settings("decoder", **overrides)
-    preset = preset or "quick"
-    if order == "svd" and _adapter(s, device).kind != "encoder":
-        raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
-    record, = run_experiments(["table6"], out, preset, seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
-    if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
-    measured = reusable_units(out, experiment_config("table6", preset, seeds, device, overrides))
-    result = summarise_units(TABLE6, s, seeds, measured)
-    atomic_write(out / "claims.json", json.dumps(record["claims"], indent=1))
-    units = {x: data for part in measured.values() for x, data in part.items()}
-    if export_model:
-        adapter, u0, key = _adapter(s, device), units[0], (allocation, float(budget))
-        ranks = u0.ranks[key] if key in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)
-        held = split_lines(lines, 0)[1]
-        net, fid, savings = _export_route(adapter, s, u0, lines, fold(adapter, u0.calibration, ranks, order), ranks, route)
-        if fid is None:                                             # the fold's fidelity on the whole held-out half: measured in the table, or here
-            table = (allocation, order, float(budget)) in u0.fidelity and s.eval_limit is None
-            fid = u0.fidelity[(allocation, order, float(budget))] if table else fidelity_meter(adapter, held, s.seq_len)(net)
-        export(net, adapter.tokenizer, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
-               route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
-        log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions, route {route}): held-out "
-            + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
-    return result

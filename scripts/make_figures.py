@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 FIGURES = BENCH / "figures.json"
 PROSE = [ROOT / "nbs" / "index.ipynb", BENCH / "README.md", ROOT / "README.md"]
-SPAN = re.compile(r"<!-- fig:([a-z0-9_]+) -->(.*?)<!-- /fig -->")
+SPAN = re.compile(r"<!-- fig:([a-z0-9_]+) -->(.*?)<!-- /fig -->", re.DOTALL)      # a span may hold a table (several lines)
 
 
 def latest(runs: list, preset: str, device: str = "cpu") -> dict | None:
@@ -149,16 +149,21 @@ def table6_figures(t: dict) -> dict:
 
 
 def seed_figures(t: dict) -> dict:
-    "Verdicts that differ between the reference's seeds and new ones, from seed_stability.py's record: each claim with both verdicts and margins (in pooled standard errors)."
+    """Verdicts that differ between the reference's seeds and new ones, from seed_stability.py's record: each claim with both verdicts and
+    margins (in pooled standard errors); and every thin margin (report.thin_margins: within 3 standard errors on either set) as a table."""
+    from entropic_bound.report import markdown_table, thin_margins
     ref, new = f"seeds {t['reference_seeds'][0]}-{t['reference_seeds'][-1]}", f"seeds {t['seeds'][0]}-{t['seeds'][-1]}"
     differ = [c for c in t["claims"] if c["verdict"] != t["reference"][c["id"]]["verdict"]]
     one = lambda c: (f"`{c['id']}` ({ref}: {t['reference'][c['id']]['verdict']}, margin {t['reference'][c['id']]['margin']:+.2g}; "
                      f"{new}: {c['verdict']}, margin {c['margin']:+.2g})")
+    decided = lambda v: v != "undecided"
+    flips = [c for c in differ if decided(c["verdict"]) and decided(t["reference"][c["id"]]["verdict"])]
     head = f"{len(t['claims']) - len(differ)} of {len(t['claims'])} verdicts on {new} are those of {ref}"
-    thin = sorted((c for c in t["claims"] if c["verdict"] == "holds" and c["margin"] > 0), key=lambda c: c["margin"])[:3]
-    thin = ", ".join(f"`{c['id']}` {c['margin']:+.2g}" for c in thin)
-    return {"seed_fragile": head + ("; seed-fragile: " + "; ".join(one(c) for c in differ) if differ else "; none is seed-fragile")
-                            + f" (the thinnest margins that hold on {new}, in standard errors: {thin})",
+    said = (f"; {len(flips)} of the {len(differ)} that differ change between decided verdicts" if differ else "")
+    thin = thin_margins({ref: t["reference"], new: {c["id"]: c for c in t["claims"]}})
+    table = [dict(claim=f"`{r['id']}`", **{k: v for k, v in r.items() if k != "id"}) for r in thin]
+    return {"seed_fragile": head + ("; they differ on: " + "; ".join(one(c) for c in differ) + said if differ else "; none differs"),
+            "thin_margins": "\n\n" + (markdown_table(table) if table else "(none)") + "\n\n",
             "seed_run": f"{t['date']}, commit {t['commit']}"}
 
 

@@ -148,3 +148,24 @@ def test_compress_budgets(budget, budgets, expected, tmp_path, capsys, monkeypat
 def test_compress_help_says_splits_at_least_2(capsys):
     assert cli.main(["compress", "--help"]) == 0
     assert ">= 2" in " ".join(capsys.readouterr().out.split())
+
+
+def test_audit_refuses_a_users_own_file_before_loading(tmp_path, capsys, no_work):
+    "The output folder is claimed first (entropic_bound.outputs.OutputFolder): a summary.md the library did not write is never overwritten."
+    out = tmp_path / "audit"; out.mkdir(); (out / "summary.md").write_text("my notes")
+    code, _, err = _run(["audit", "--out", str(out)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "summary.md was not written by entropic-bound" in err, err
+    assert sorted(os.listdir(out)) == ["summary.md"] and (out / "summary.md").read_text() == "my notes"
+
+
+def test_estimate_into_a_folder_another_run_holds(tmp_path, capsys):
+    "A second run into a folder another process holds is refused in one line, before the data are read; the folder is left as it was."
+    out = tmp_path / "est"
+    holder = subprocess.Popen([sys.executable, "-c", f"import time; from entropic_bound.outputs import OutputFolder\n"
+                               f"with OutputFolder({str(out)!r}): print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code, _, err = _run(["estimate", str(tmp_path / "missing.npz"), "--out", str(out)], capsys)
+        assert code == 2 and err.count("\n") == 1 and "in use by another run" in err, err
+    finally: holder.kill(); holder.wait()
+    assert not (out / "estimate.json").exists()

@@ -1,10 +1,12 @@
-"""The paper preset's claims, as stored by benchmarks/bench_reproduce.py, reach the same verdicts as the quick preset's reference:
-no claim may hold only at quick sizes, none may have a strawman control, and none may be uninformative unless the quick reference
-documents it so (a finding its page discusses: the one-change control passes too)."""
+"""The paper preset's claims, as stored by benchmarks/bench_reproduce.py, reach the same decided verdicts as the quick preset's reference:
+no claim may hold only at quick sizes (a verdict undecided on one side contradicts nothing: more seeds and larger sizes may decide
+what three quick seeds do not), none may have a strawman control, and none may be uninformative unless the quick reference documents
+it so (a finding its page discusses: the one-change control does not fail)."""
 import pytest
 
 from _stored import stored_record
 from entropic_bound.cli import reference_verdicts as quick_verdicts      # claim id -> verdict of the stored quick-preset reference (the one reader)
+from entropic_bound.cli import verdict_differences
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +19,12 @@ def test_paper_claims_are_the_quick_claims(paper):
 
 
 def test_paper_verdicts_match_quick(paper):
-    quick = quick_verdicts()
-    differ = {c["id"]: (c["verdict"], quick[c["id"]]) for c in paper["claims"] if c["verdict"] != quick.get(c["id"])}
-    assert not differ, f"claims whose verdict at the paper preset (first) differs from the quick preset's (second): {differ}"
+    differ, unknown = verdict_differences(paper["claims"], quick_verdicts(), exact=False)
+    assert not unknown and not differ, f"claims whose decided verdict at the quick preset (first) differs from the paper preset's (second): {differ}"
 
 
 def test_paper_controls_are_near_misses(paper):
-    documented = {i for i, v in quick_verdicts().items() if v == "uninformative"}
+    documented = {i for i, v in quick_verdicts().items() if v in ("uninformative", "undecided")}
     bad = [c["id"] for c in paper["claims"] if c["kind"] == "empirical" and (c["verdict"] == "strawman" or (c["verdict"] == "uninformative" and c["id"] not in documented))]
     assert not bad, f"paper-preset claims whose control passes (undocumented) or is a strawman: {bad}"
     assert all(c["control"]["removes"] for c in paper["claims"] if c["kind"] == "empirical")

@@ -16,7 +16,8 @@ from entropic_bound import cli, reproduce as rp
 def test_outputs_skip_and_force(tmp_path, fake_experiments):
     out = tmp_path / "out"
     claims = rp.reproduce(out, "quick", seeds=[0, 1], only=["fake1", "fake2"], progress=False)
-    assert [c["id"] for c in claims] == ["fake1.c", "fake2.c"] and all(c["holds"] for c in claims)
+    assert [c["id"] for c in claims] == ["fake1.c", "fake2.c"] and all(c["margin"] > 0 for c in claims)
+    assert all(c["verdict"] == ("holds" if c["margin"] >= c["critical"] else "undecided") and c["holds"] == (c["verdict"] == "holds") for c in claims)
     assert (out / "fake1.csv").read_text().splitlines() == ["seed,value", "0,1", "1,2"]
     assert json.loads((out / "claims.json").read_text()) == claims
     assert "fake2 stand-in" in (out / "summary.md").read_text()
