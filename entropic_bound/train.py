@@ -59,13 +59,16 @@ class _Optimizer:
         self.m = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
         self.v = {k: torch.zeros_like(v) for k, v in params.items()} if name == "adam" else {}
 
+    def coefficients(self) -> tuple:
+        "Count one more step -> (step_size, bc2_sqrt): Adam's signed step $-\\eta/(1-\\beta_1^t)$ and $\\sqrt{1-\\beta_2^t}$ at that step (gd: $(-\\eta, 1)$)."
+        self.t += 1
+        if self.name == "gd": return -self.lr, 1.0
+        return (self.lr / (1 - self.b1 ** float(self.t))) * -1, (1 - self.b2 ** float(self.t)) ** 0.5
+
     @torch.no_grad()
     def step(self, params: dict, grads: dict, frozen: torch.Tensor | None = None):
-        "One step; rows where `frozen` (B,) is True keep their values."
-        self.t += 1
-        if self.name == "adam":
-            step_size = (self.lr / (1 - self.b1 ** float(self.t))) * -1
-            bc2_sqrt = (1 - self.b2 ** float(self.t)) ** 0.5
+        "One step; rows where `frozen` (B,) is True keep their values (Adam's moments still move, as a fused step's do)."
+        step_size, bc2_sqrt = self.coefficients()
         for k, p in params.items():
             g = grads[k]
             if self.name == "adam":
@@ -109,14 +112,17 @@ def _shed(full: dict, p: dict, d: dict, rows, active, opt, closed_form: bool = F
 
 def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
                   rtol: float | None = 1e-6, atol: float = 0.0, check_every: int = 50, progress: bool | None = None,
-                  desc: str = "training", data: dict | None = None, compact_below: float | None = None, closed_form: bool = False) -> TrainResult:
-    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models; `closed_form`: `loss_fn` returns (loss, {name: gradient}) itself, and no autograd graph is built."
+                  desc: str = "training", data: dict | None = None, compact_below: float | None = None, closed_form: bool = False,
+                  fused: Callable | None = None) -> TrainResult:
+    "Train B models at once: minimise each slice's loss over `params` {name: (B, ...)}; `loss_fn(params)` -> (B,), or `loss_fn(params, data)` for per-model `data` {name: (B, ...)}, which lets the batch shed its converged models; `closed_form`: `loss_fn` returns (loss, {name: gradient}) itself, and no autograd graph is built; `fused(params, data, opt, frozen)` -> loss (B,): one call takes the whole step in place (forward, closed-form gradients, the optimiser's update; see `entropic_bound.fused`) where `loss_fn`, autograd and `opt.step` took it — `loss_fn` still gives the final loss, and `data` is needed."
     compact_below = COMPACT_BELOW if compact_below is None else compact_below
+    if fused is not None and data is None: raise InputError("a fused step needs per-model data")
+    graph = not (closed_form or fused is not None)             # autograd builds a graph only where it takes the gradients
     full = _start(params, data, steps, lr)
     B, device = next(iter(full.values())).shape[0], next(iter(full.values())).device
     rows = torch.arange(B, device=device)                      # models still in the batch, as indices into the full batch
-    p = {k: v.clone().requires_grad_(not closed_form) for k, v in full.items()}
-    d = data
+    p = {k: v.clone().requires_grad_(graph) for k, v in full.items()}
+    d = data if fused is None else {k: v.contiguous() for k, v in data.items()}   # a fused step reads the data in place
     opt = _Optimizer(optimizer, p, lr)
     active = torch.ones(B, dtype=torch.bool, device=device)   # per row of the current batch
     stopped_at = torch.full((B,), steps, dtype=torch.long)
@@ -126,11 +132,14 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
     bar = tqdm(total=steps, desc=desc, disable=None if progress is None else not progress, leave=False)
     with cpu_threads(device, engine_threads()):          # the steps on every core the engine may use
         for step in range(1, steps + 1):
-            out = loss_fn(p) if data is None else loss_fn(p, d)
-            loss, grads = out if closed_form else (out, None)
-            if loss.shape != (len(rows),): raise InputError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
-            if grads is None: grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
-            opt.step(p, grads, None if active.all() else ~active)
+            frozen = None if active.all() else ~active
+            if fused is not None: loss = fused(p, d, opt, frozen)        # the whole step in one call
+            else:
+                out = loss_fn(p) if data is None else loss_fn(p, d)
+                loss, grads = out if closed_form else (out, None)
+                if loss.shape != (len(rows),): raise InputError(f"loss_fn must return shape ({len(rows)},); got {tuple(loss.shape)}")
+                if grads is None: grads = dict(zip(p, torch.autograd.grad(loss.sum(), list(p.values()))))
+                opt.step(p, grads, frozen)
             if step % check_every == 0 or step == steps:
                 cur = loss.detach().to(torch.float64)
                 seen[rows] = cur; history.append(seen.cpu().clone())
@@ -143,7 +152,7 @@ def train_batched(loss_fn: Callable, params: dict, steps: int = 2000, lr: float 
                 bar.update(step - bar.n); bar.set_postfix(active=int(active.sum()))
                 if not active.any(): break
                 if data is not None and active.sum() <= compact_below * len(rows):        # shed the converged models
-                    p, d, rows, active = _shed(full, p, d, rows, active, opt, closed_form)
+                    p, d, rows, active = _shed(full, p, d, rows, active, opt, not graph)
         bar.close()
         with torch.no_grad():
             for k in full: full[k][rows] = p[k].detach()
