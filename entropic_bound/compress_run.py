@@ -51,7 +51,8 @@ def _sliceable(adapter) -> str | None:
 
 def _key_cache_family(adapter) -> str | None:
     from entropic_bound import modeling_lowrank_keys as runtime
-    if adapter.kind == "decoder" and adapter.layer(0, 1).rotary and adapter.family in runtime.FAMILIES: return None
+    from entropic_bound.key_cache import runtime_family
+    if runtime_family(adapter): return None
     return f"a key-cache export is for rotary decoders of the families {', '.join(runtime.FAMILIES)}; got {adapter.family}"
 
 def _bits_supported(adapter) -> str | None:

@@ -289,7 +289,8 @@ DEFAULT_BITS = 2                    # the export's budget: the bytes of KIVI-sty
 def bits_supported(adapter: HeadAdapter) -> str | None:
     "None where `adapter`'s model can store its keys in bits (a rotary decoder of the runtime's families, rotary tables unscaled), else why not."
     from entropic_bound import modeling_lowrank_keys as runtime
-    if adapter.kind != "decoder" or not adapter.layer(0, 1).rotary or adapter.family not in runtime.FAMILIES:
+    from entropic_bound.key_cache import runtime_family
+    if not runtime_family(adapter):
         return f"keys in bits are for rotary decoders of the families {', '.join(runtime.FAMILIES)}; got {adapter.family}"
     if float(getattr(adapter.model.base_model.rotary_emb, "attention_scaling", 1.0)) != 1.0:
         return "keys in bits take the rotation off a key exactly; this model's rotary embedding scales it (attention_scaling != 1)"

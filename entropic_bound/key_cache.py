@@ -16,7 +16,7 @@ from .policy import cpu_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['post_rotary_maps', 'latent_maps', 'stepwise_logprobs', 'key_cache_model', 'runtime_model']
+__all__ = ['post_rotary_maps', 'latent_maps', 'stepwise_logprobs', 'key_cache_model', 'runtime_family', 'runtime_model']
 
 # %% ../nbs/11c_key_cache.ipynb #b82bf7ad
 def _check_ranks(adapter: HeadAdapter, ranks) -> np.ndarray:
@@ -66,6 +66,11 @@ def key_cache_model(model, maps):
     "A copy of `model` (a Llama-family causal LM; folded first for the latent route) as an exportable model with a low-rank key cache: `maps`' matrices as its `key_cache_maps` buffers, its route and ranks in its configuration; `save_pretrained` writes a folder that loads with `AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True)`."
     return runtime_model(model, dict(key_cache_route=maps.route, key_cache_ranks=[[int(r) for r in row] for row in maps.ranks]),
                          {f"{kind}_{l}_{g}": m for kind in ("key", "query", "back") for l, row in enumerate(getattr(maps, kind) or []) for g, m in enumerate(row)})
+
+def runtime_family(adapter) -> bool:
+    "Whether `adapter`'s model is a rotary decoder of a family whose attention the key-cache runtime re-implements (`modeling_lowrank_keys.FAMILIES`): what every key-cache export needs."
+    from entropic_bound import modeling_lowrank_keys as runtime
+    return adapter.kind == "decoder" and adapter.layer(0, 1).rotary and adapter.family in runtime.FAMILIES
 
 def runtime_model(model, settings: dict, buffers: dict):
     "A copy of `model` as the runtime's model class of its family: `settings` added to its configuration, `buffers` {name: tensor} as its `key_cache_maps`; the one builder of every key-cache export."
