@@ -22,12 +22,12 @@ from .outputs import staged_folder
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'ADAPTERS', 'FAMILY_MODULE', 'SUPPORTED_FAMILIES', 'GGUF_MAGIC',
-           'require', 'default_model_dir', 'smollm2_path', 'default_text_path', 'read_text', 'python_docs_text',
-           'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads', 'GPTNeoXHeads',
-           'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource', 'resolve_model', 'load_tokenizer',
-           'check_weights_file', 'cache_dir', 'saveable', 'load_adapter', 'loaded_adapter', 'TokenBatch',
-           'pack_token_ids', 'encode_text', 'attention_inputs']
+__all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'EXAMPLE_SIZES', 'ADAPTERS', 'FAMILY_MODULE', 'SUPPORTED_FAMILIES',
+           'GGUF_MAGIC', 'require', 'default_model_dir', 'smollm2_path', 'default_text_path', 'read_text',
+           'python_docs_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads',
+           'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource', 'resolve_model',
+           'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable', 'load_adapter', 'loaded_adapter',
+           'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -38,7 +38,7 @@ def require(module: str):
     try: return importlib.import_module(module)
     except ImportError: raise ImportError(f"real attention heads need {module!r}: {MODELS_EXTRA}") from None
 
-# %% ../nbs/24_checkpoints.ipynb #de8b757e
+# %% ../nbs/24_checkpoints.ipynb #cff67aed
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 def default_model_dir() -> Path:
@@ -56,6 +56,7 @@ def smollm2_path() -> Path:
 
 SHIPPED_MODELS = {"minilm": default_model_dir, "smollm2": smollm2_path}
 
+# %% ../nbs/24_checkpoints.ipynb #3fbe2689
 def default_text_path() -> Path:
     "The text shipped with the package: a few hundred varied English sentences, one per line."
     return Path(str(importlib.resources.files("entropic_bound"))) / "data" / "default_text.txt"
@@ -70,6 +71,7 @@ def read_text(path) -> list[str]:
     if not lines: raise InputError("text", f"{path} contains no text")
     return lines
 
+# %% ../nbs/24_checkpoints.ipynb #aaa3d8f5
 def python_docs_text(max_lines: int = 100, min_chars: int = 60, max_chars: int = 250) -> list[str]:
     """English prose nobody in this project wrote, shipped with the interpreter: the paragraphs of the Python language reference's
     topics (`pydoc_data.topics`, the text of `help()`), one per line — prose only (no indented code or grammar, no headings),
@@ -86,7 +88,7 @@ def python_docs_text(max_lines: int = 100, min_chars: int = 60, max_chars: int =
     n = min(max_lines, len(paras))
     return [paras[i] for i in sorted({round(i * (len(paras) - 1) / max(1, n - 1)) for i in range(n)})]
 
-# %% ../nbs/24_checkpoints.ipynb #e8dc7c20
+# %% ../nbs/24_checkpoints.ipynb #f4cf24e7
 @dataclass
 class HeadAdapter:
     """A loaded model and where its heads live: sizes, masking, the modules whose input is each attention's input; and, for its
@@ -111,6 +113,11 @@ class HeadAdapter:
     @classmethod
     def check_config(cls, cfg) -> None:
         "InputError('model', ...) for a configuration of the family whose attention the adapter does not rebuild exactly."
+    @classmethod
+    def example_config(cls, family: str | None = None):
+        """A small `transformers` configuration of `family` (default: the adapter's first) for a model with random weights: two layers,
+        four heads and the options that distinguish the family. The checks against `transformers`' own attention build from it."""
+        raise NotImplementedError(f"{cls.__name__} has no example configuration")
     def layer(self, layer: int, T: int | None = None) -> LayerHeads:
         "Layer `layer` in head coordinates, float64 (`heads.LayerHeads`); rotary tables for T positions (default: the model's, at most 4096)."
         raise NotImplementedError
@@ -141,6 +148,11 @@ class HeadAdapter:
         per_head = lambda s, n: split_heads(torch.as_tensor(s).T, None, n)[0]
         return dict(WQ=per_head(sq, self.n_heads), WK=per_head(sk, self.n_kv_heads))
 
+# %% ../nbs/24_checkpoints.ipynb #6907389c
+EXAMPLE_SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=60, initializer_range=0.2)
+# the sizes of the adapters' example configurations (`example_config`): a random model this small runs in milliseconds, and weights
+# drawn with standard deviation 0.2 (not transformers' 0.02) make its attention far from uniform, so a wrong reading shows
+
 def _no_fold(family: str, why: str) -> InputError:
     "The one-line refusal of a fold: what compress folds, and why `family` is not folded."
     return InputError("model", f"compress folds the cut into BERT-family encoders and rotary decoders without a query-key norm; {family} {why}")
@@ -155,10 +167,13 @@ def _write_linear(m, W, b, rows=slice(None)):
         m.weight[rows].copy_(W.permute(1, 0, 2).reshape(W.shape[1], -1).T.to(m.weight))
         if m.bias is not None: m.bias[rows].copy_(b.reshape(-1).to(m.bias))
 
-# %% ../nbs/24_checkpoints.ipynb #babc5590
+# %% ../nbs/24_checkpoints.ipynb #6930f06a
 class BertHeads(HeadAdapter):
     "BERT-family encoder: separate query/key/value maps, bidirectional attention; a cut folds into the query and key maps."
     families, kind, qk_names = ("bert",), "encoder", ("attention.self.query.", "attention.self.key.")
+    @classmethod
+    def example_config(cls, family="bert"):
+        return require("transformers").BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=60, initializer_range=0.2)
     @classmethod
     def check_config(cls, cfg):
         if getattr(cfg, "position_embedding_type", "absolute") != "absolute":
@@ -181,9 +196,13 @@ class BertHeads(HeadAdapter):
         att = self._block(l, net).attention.self
         _write_linear(att.query, WQ, bQ); _write_linear(att.key, WK, bK)
 
+# %% ../nbs/24_checkpoints.ipynb #8159925b
 class GPT2Heads(HeadAdapter):
     "GPT-2 decoder: one fused c_attn = [W_Q | W_K | W_V] (Conv1D, x @ W + b), causal attention; its cut is not written back."
     families, kind, qk_names = ("gpt2",), "decoder", ("attn.c_attn.",)
+    @classmethod
+    def example_config(cls, family="gpt2"):
+        return require("transformers").GPT2Config(n_layer=2, n_head=4, n_embd=32, n_positions=64, vocab_size=60, initializer_range=0.2, bos_token_id=0, eos_token_id=0)
     def blocks(self, net=None): return (self.model if net is None else net).base_model.h
     def _block(self, l): return self.blocks()[l]
     def layer(self, l, T=None):
@@ -205,6 +224,8 @@ class GPT2Heads(HeadAdapter):
                 "ffn_in": b.mlp.c_fc.weight.T, "ffn_out": b.mlp.c_proj.weight.T}
 
 #| export
+
+# %% ../nbs/24_checkpoints.ipynb #3f73d445
 @dataclass
 class RotaryHeads(HeadAdapter):
     """A rotary decoder, whatever its layout: rotary tables from the model's own rotary module (their width r <= d_h: partial
@@ -240,11 +261,18 @@ class RotaryHeads(HeadAdapter):
             raise _no_fold(self.family, "normalises queries and keys per head after W_Q and W_K: a cut before the rotation does not fold into them exactly")
         return self.kind
 
+# %% ../nbs/24_checkpoints.ipynb #bb0b3ba8
 @dataclass
 class LlamaHeads(RotaryHeads):
     """Llama-family decoder (Llama, Mistral, Qwen2, Qwen3): q/k/v/o projections (biases where present), rotary positions,
     grouped key-value heads, causal attention (a sliding window where the layer has one), Qwen3's per-head RMS norm of q and k."""
     families, qk_names = ("llama", "mistral", "qwen2", "qwen3"), ("self_attn.q_proj.", "self_attn.k_proj.")
+    @classmethod
+    def example_config(cls, family="llama"):
+        t = require("transformers")         # grouped keys; Mistral: one key-value head, a 5-token window; Qwen3: d_h 24 != d / H, q/k norm
+        return {"llama": lambda: t.LlamaConfig(num_key_value_heads=2, **EXAMPLE_SIZES), "qwen2": lambda: t.Qwen2Config(num_key_value_heads=2, **EXAMPLE_SIZES),
+                "mistral": lambda: t.MistralConfig(num_key_value_heads=1, sliding_window=5, **EXAMPLE_SIZES),
+                "qwen3": lambda: t.Qwen3Config(num_key_value_heads=2, head_dim=24, **EXAMPLE_SIZES)}[family]()
     @classmethod
     def check_config(cls, cfg):
         if float(getattr(cfg, "partial_rotary_factor", 1.0) or 1.0) != 1.0:
@@ -261,12 +289,19 @@ class LlamaHeads(RotaryHeads):
         a = self._attn(l, net)
         _write_linear(a.q_proj, WQ, bQ); _write_linear(a.k_proj, WK, bK)
 
+# %% ../nbs/24_checkpoints.ipynb #e6e02775
 @dataclass
 class GemmaHeads(LlamaHeads):
     """Gemma 2 and Gemma 3 (text) decoders: Llama's q/k/v/o layout with the query scale query_pre_attn_scalar^-1/2, sliding windows
     on the layers the config marks, Gemma 2's logit soft cap c tanh(S / c), Gemma 3's per-head RMS norm of q and k (weight 1 + w)
     and its separate rotary tables for local and global layers."""
     families = ("gemma2", "gemma3_text")
+    @classmethod
+    def example_config(cls, family="gemma2"):
+        t = require("transformers")         # Gemma 2: scale 1/sqrt(24) with d_h 16, soft cap 2, windows on alternate layers; Gemma 3: a local and a global layer
+        return {"gemma2": lambda: t.Gemma2Config(num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, attn_logit_softcapping=2.0, sliding_window=5, **EXAMPLE_SIZES),
+                "gemma3_text": lambda: t.Gemma3TextConfig(num_key_value_heads=2, head_dim=24, query_pre_attn_scalar=20, sliding_window=5,
+                                                          layer_types=["sliding_attention", "full_attention"], **EXAMPLE_SIZES)}[family]()
     @classmethod
     def check_config(cls, cfg):
         if getattr(cfg, "use_bidirectional_attention", False):
@@ -279,13 +314,16 @@ class GemmaHeads(LlamaHeads):
         rot = self.model.base_model.rotary_emb
         return rot(x, pos) if kind is None else rot(x, pos, kind)
 
-# %% ../nbs/24_checkpoints.ipynb #b7e2d9f1
+# %% ../nbs/24_checkpoints.ipynb #1a70588b
 @dataclass
 class GPTNeoXHeads(RotaryHeads):
     """GPT-NeoX / Pythia decoder: one fused query_key_value map whose output is laid out per head, [q_h | k_h | v_h] for h = 0..H-1,
     rotary positions on the first rotary_pct * d_h coordinates of each head, `dense` as the output map; the parallel residual
     changes nothing here (the attention's input is read at the fused map)."""
     families, qk_names = ("gpt_neox",), ("attention.query_key_value.",)
+    @classmethod
+    def example_config(cls, family="gpt_neox"):
+        return require("transformers").GPTNeoXConfig(rotary_pct=0.25, max_position_embeddings=64, **EXAMPLE_SIZES)   # rotary on a quarter of each head
     def _attn(self, l, net=None): return self.blocks(net)[l].attention
     def _qkv(self, a):
         W, b = _linear(a.query_key_value)                                             # (d, H * 3 dh), per head [q | k | v]
@@ -309,11 +347,16 @@ class GPTNeoXHeads(RotaryHeads):
                 m.weight.view(H, 3, dh, -1)[:, i].copy_(W.permute(0, 2, 1).to(m.weight))   # head h, part i: rows (h, i, :)
                 if m.bias is not None: m.bias.view(H, 3, dh)[:, i].copy_(b.to(m.bias))
 
+# %% ../nbs/24_checkpoints.ipynb #2c9b8027
 @dataclass
 class Phi3Heads(RotaryHeads):
     """Phi-3 decoder: one fused qkv_proj map laid out [W_Q (H dh) | W_K (G dh) | W_V (G dh)], grouped key-value heads, rotary
     positions (partial where partial_rotary_factor < 1), a sliding window where the config sets one, o_proj as the output map."""
     families, qk_names = ("phi3",), ("self_attn.qkv_proj.",)
+    @classmethod
+    def example_config(cls, family="phi3"):
+        return require("transformers").Phi3Config(num_key_value_heads=2, partial_rotary_factor=0.5, sliding_window=7, pad_token_id=0, bos_token_id=0,
+                                                  eos_token_id=0, **EXAMPLE_SIZES)                               # rotary on half of each head, a 7-token window
     def _parts(self):
         "Column ranges of q, k, v in the fused map's output."
         q, k = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
@@ -333,6 +376,7 @@ class Phi3Heads(RotaryHeads):
         m, (q, k, _) = self._attn(l, net).qkv_proj, self._parts()
         _write_linear(m, WQ, bQ, q); _write_linear(m, WK, bK, k)
 
+# %% ../nbs/24_checkpoints.ipynb #ecec33cf
 ADAPTERS = {f: cls for cls in (BertHeads, GPT2Heads, LlamaHeads, GPTNeoXHeads, Phi3Heads, GemmaHeads) for f in cls.families}
 FAMILY_MODULE = "entropic_bound.family_{}"     # a family added in a file of its own (e.g. family_granite): imported when a model of its type loads
 
@@ -348,7 +392,7 @@ def adapter_class(family: str):
     if family not in ADAPTERS and family in SUPPORTED_FAMILIES: importlib.import_module(FAMILY_MODULE.format(family))
     return ADAPTERS.get(family)
 
-# %% ../nbs/24_checkpoints.ipynb #ac193a24
+# %% ../nbs/24_checkpoints.ipynb #d35bbbb0
 def _family_check(cfg, where="the configuration") -> str:
     """The supported family of a transformers config, or InputError('model', ...) saying why not: an unsupported family, sizes that
     contradict each other (`_check_sizes`, naming `where`), or what the family's adapter checks."""
@@ -371,6 +415,7 @@ def _check_sizes(cfg, where) -> None:
     if bad is None and H % G: bad = f"num_attention_heads {H} is not a multiple of num_key_value_heads {G}"
     if bad is not None: raise InputError("model", f"{where}: {bad}")
 
+# %% ../nbs/24_checkpoints.ipynb #9d451298
 def _special_ids(tokenizer) -> tuple:
     "(prefix, suffix) ids the tokenizer puts around a text by default, e.g. ([CLS], [SEP]) for BERT, () for GPT-2."
     if tokenizer is None: return (), ()
@@ -461,7 +506,7 @@ def _reading(path):
         raise InputError("model", f"cannot read {path}: {next(iter(str(e).strip().splitlines()), type(e).__name__)}") from None
 
 
-# %% ../nbs/24_checkpoints.ipynb #d8d01722
+# %% ../nbs/24_checkpoints.ipynb #13ac334c
 @contextlib.contextmanager
 def _quiet_gguf():
     "No progress bar while transformers de-quantises a GGUF file (its loader has no switch; in a notebook the bar is a widget)."
@@ -503,6 +548,7 @@ def saveable(net):
         if hasattr(net.config, "quantization_config"): del net.config.quantization_config
     return net
 
+# %% ../nbs/24_checkpoints.ipynb #3b031f23
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None, causal_lm: bool = False) -> HeadAdapter:
     """Load `model` (see `resolve_model`; default: the shipped MiniLM) offline and return its head adapter on `device`; the tokenizer
     from `tokenizer` (a folder or cached name) if given, else from the checkpoint itself. `causal_lm`: a decoder with its language-model
@@ -543,7 +589,7 @@ def loaded_adapter(model=None, device: str = "cpu", tokenizer=None, causal_lm: b
     (the audit, Table 6): the same object each time, so a caller that cuts the model works on a copy."""
     return load_adapter(model, device, tokenizer=tokenizer, causal_lm=causal_lm)
 
-# %% ../nbs/24_checkpoints.ipynb #0b797b30
+# %% ../nbs/24_checkpoints.ipynb #3daeaf58
 @dataclass
 class TokenBatch:
     "Packed sequences: ids and mask (n, T) int64, and how many lines were truncated to fit the model's positions."
@@ -560,6 +606,7 @@ class TokenBatch:
         "All but the first n sequences."
         return TokenBatch(self.ids[n:], self.mask[n:], self.n_lines, self.n_truncated, self.limit)
 
+# %% ../nbs/24_checkpoints.ipynb #a514e963
 def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=()) -> TokenBatch:
     "Pack per-line token ids (each cut to `limit`) into sequences of <= max(seq_len, longest line) tokens, framed by prefix/suffix ids."
     if not line_ids: raise InputError("text", "no tokens to measure")

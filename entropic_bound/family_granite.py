@@ -6,7 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 
-from .checkpoints import ADAPTERS, LlamaHeads
+from .checkpoints import ADAPTERS, EXAMPLE_SIZES, LlamaHeads, require
 
 # %% auto #0
 __all__ = ['GraniteHeads']
@@ -18,5 +18,10 @@ class GraniteHeads(LlamaHeads):
     is the configuration's `attention_multiplier`, read from the attention module's `scaling`; its embedding, residual and logit
     multipliers act outside the heads. The cut folds into W_Q and W_K as Llama's does."""
     families = ("granite",)
+    @classmethod
+    def example_config(cls, family="granite"):
+        "Every multiplier away from 1: the score scale 0.3 (not 1/sqrt(16) = 0.25), embeddings x 3, residual updates x 0.5, logits / 2."
+        return require("transformers").GraniteConfig(num_key_value_heads=2, attention_multiplier=0.3, embedding_multiplier=3.0, residual_multiplier=0.5,
+                                                     logits_scaling=2.0, **EXAMPLE_SIZES)
 
 ADAPTERS.update(dict.fromkeys(GraniteHeads.families, GraniteHeads))
