@@ -106,7 +106,7 @@ def use_key_cache(model, maps: KeyMaps):
     model.set_attn_implementation(ATTENTION)
     return lambda: LowRankKeyCache(model, maps)
 
-# %% ../nbs/11d_key_cache_runtime.ipynb #1cfed0fc
+# %% ../nbs/11d_key_cache_runtime.ipynb #00d964c5
 MAX_BITS = 8          # the widest integer code; 16 stands for a number kept in half precision, 0 for a dropped one
 
 def quantise_runs(x: torch.Tensor, bits: torch.Tensor):
@@ -122,6 +122,7 @@ def dequantise_runs(codes: torch.Tensor, lo: torch.Tensor, step: torch.Tensor, d
     "The numbers the codes stand for: minimum + code * step."
     return lo.to(dtype) + codes.to(dtype) * step.to(dtype)
 
+# %% ../nbs/11d_key_cache_runtime.ipynb #1a5183e0
 def _bit_layout(bits):
     "Which coordinate and which bit of its code each packed bit is: (columns, shifts) over the coded coordinates (1..MAX_BITS bits)."
     cols = [j for j, b in enumerate(bits) for _ in range(b if 0 < b <= MAX_BITS else 0)]
@@ -206,7 +207,7 @@ class KeyBits:
         keys = torch.stack(keys, 1).to(like.dtype)
         return _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2])) if self.pre else keys
 
-# %% ../nbs/11d_key_cache_runtime.ipynb #61e6f5e5
+# %% ../nbs/11d_key_cache_runtime.ipynb #53f99abc
 class BitsKeyLayer(DynamicLayer):
     "One layer of `BitsKeyCache`: keys stored as `KeyBits` says (sink, packed runs, recent window), values as they are."
     def __init__(self, spec: KeyBits, layer: int, rotary):
@@ -255,6 +256,7 @@ class BitsKeyLayer(DynamicLayer):
 
     def crop(self, tokens_to_remove: int): raise NotImplementedError("a key cache in bits cannot be cropped")
 
+# %% ../nbs/11d_key_cache_runtime.ipynb #1b12133c
 class BitsKeyCache(DynamicCache):
     "A `transformers.DynamicCache` whose keys are stored in bits (`KeyBits`, one `BitsKeyLayer` per layer); values as they are."
     def __init__(self, model, spec: KeyBits):
@@ -269,7 +271,7 @@ class BitsKeyCache(DynamicCache):
         "Bytes of every layer's stored values."
         return sum(layer.values.numel() * layer.values.element_size() for layer in self.layers if layer.is_initialized)
 
-# %% ../nbs/11d_key_cache_runtime.ipynb #7e6bd41a
+# %% ../nbs/11d_key_cache_runtime.ipynb #d03b9a67
 class _WithLowRankKeys:
     """A Llama-family causal LM whose keys are cached low-rank or in bits: `config.key_cache_route`, and `config.key_cache_ranks` (post,
     latent) or `config.key_cache_bits` with the `KeyBits` settings (`key_cache_basis`, `_pre`, `_group`, `_window`, `_sink`); the maps as buffers."""
@@ -320,6 +322,7 @@ class _WithLowRankKeys:
         if kwargs.get("past_key_values") is None and kwargs.get("cache") is None: kwargs["past_key_values"] = self.new_key_cache()
         return super().generate(*args, **kwargs)
 
+# %% ../nbs/11d_key_cache_runtime.ipynb #a3f696bd
 class LlamaWithLowRankKeys(_WithLowRankKeys, LlamaForCausalLM): "A Llama causal LM with a low-rank key cache."
 class MistralWithLowRankKeys(_WithLowRankKeys, MistralForCausalLM): "A Mistral causal LM with a low-rank key cache."
 class Qwen2WithLowRankKeys(_WithLowRankKeys, Qwen2ForCausalLM): "A Qwen2 causal LM with a low-rank key cache."
