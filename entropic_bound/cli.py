@@ -10,8 +10,9 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['REPRODUCE_EXIT', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences', 'reproduce_command',
-           'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser', 'main']
+__all__ = ['MAX_SEEDS', 'MAX_SEED', 'REPRODUCE_EXIT', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences',
+           'reproduce_command', 'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser',
+           'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +43,12 @@ def _check_out(out) -> Path:
     if not os.access(probe, os.W_OK | os.X_OK): _usage(f"--out {out} is not writable" + ("" if probe == out else f" ({probe} is not)"))
     return out
 
+MAX_SEEDS, MAX_SEED = 1000, 2**32 - 1     # the most seeds `reproduce --seeds` takes (the paper uses 5); the largest seed numpy's and torch's generators both take
+
+def _check_seed(option: str, seed: int) -> None:
+    "A seed option (`--seed`) in 0..`MAX_SEED`, the range every generator the library seeds takes; else a usage error naming the option."
+    if not 0 <= seed <= MAX_SEED: _usage(f"--{option} must be a seed in 0..{MAX_SEED}; got {seed}")
+
 def _check_device(device: str) -> None:
     "`--device cuda` on a machine without CUDA is a usage error."
     if device == "cuda" and not _cuda(): _usage("--device cuda was asked for, but no CUDA device is available here")
@@ -63,7 +70,7 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--preset", default="quick", choices=PRESETS,
                    help=f"quick: the default, minutes on 2 CPU cores{f' ({quick} on the machine of benchmarks/README.md)' if quick else ''}; paper: the paper's scale; smoke: seconds, for tests (too small to reach the documented verdicts)")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
-    r.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3 quick, 5 paper)")
+    r.add_argument("--seeds", type=int, default=None, help=f"number of seeds, 1..{MAX_SEEDS} (default: 3 quick, 5 paper)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
     r.add_argument("--shelf", default="paper", choices=SHELVES, help="which experiments: paper (Tables 1-5, the default), beyond (the audit and Table 6 "
                    "of the shipped MiniLM, extra [models]) or all; --only picks by name instead")
@@ -92,7 +99,7 @@ REPRODUCE_EXIT = ("exit status: 0 every claim's verdict is the one the stored re
 def _check_reproduce(a) -> None:
     "Validate the reproduce arguments; `InputError` naming the first problem."
     from entropic_bound.experiment import EXPERIMENTS
-    if a.seeds is not None and a.seeds < 1: _usage(f"--seeds must be >= 1; got {a.seeds}")
+    if a.seeds is not None and not 1 <= a.seeds <= MAX_SEEDS: _usage(f"--seeds must be a number of seeds in 1..{MAX_SEEDS}; got {a.seeds}")
     if a.jobs is not None and a.jobs < 1: _usage(f"--jobs must be >= 1; got {a.jobs}")
     if a.seeds_per_unit is not None and (a.seeds_per_unit < 1 or a.scheduler is None): _usage(f"--seeds-per-unit must be >= 1 and goes with --scheduler; got {a.seeds_per_unit}")
     if a.jobs is not None and a.jobs > 1 and a.scheduler is not None: _usage("--jobs and --scheduler exclude each other: the scheduler's workers are the jobs")
@@ -107,6 +114,18 @@ def _check_reproduce(a) -> None:
         from entropic_bound.cluster import ClusterError, check_scheduler
         try: check_scheduler(a.scheduler)
         except ClusterError as e: _usage(str(e))
+        _check_reachable(a.scheduler, a.scheduler_timeout)
+
+def _check_reachable(scheduler: str, timeout: float) -> None:
+    "A scheduler address over TCP (`tcp://` or `tls://HOST:PORT`) that no connection reaches within `timeout` seconds is a usage error naming `--scheduler`, found before anything is written; `local[:N]` and other protocols pass."
+    import socket
+    protocol, _, where = scheduler.strip().partition("://")
+    if protocol not in ("tcp", "tls") or ":" not in where: return
+    host, port = where.rsplit(":", 1)
+    try: socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except (OSError, ValueError, OverflowError) as e:
+        why = "no answer" if isinstance(e, TimeoutError) else (getattr(e, "strerror", None) or str(e))
+        _usage(f"--scheduler {scheduler}: cannot reach it within {timeout:g} s ({why}); is the scheduler running, and is the address one this machine can reach?")
 
 def reference_verdicts(field: str = "verdict") -> dict:
     "Claim id -> verdict (or another `field` of the claim record, e.g. 'margin') that the stored reference (`entropic_bound/data/reference_quick.json`, the quick preset, read with `load_reference`) documents, for every experiment it holds."
@@ -130,7 +149,9 @@ def verdict_differences(claims: list, reference: dict | None = None, exact: bool
 
 def _interrupted(command: str | None, a) -> int:
     "Ctrl-C in any command: one line on stderr (for reproduce: the finished tables kept in `--out`, which a rerun reuses); exit status 130."
-    if command == "reproduce" and getattr(a, "out", None):
+    if command == "reproduce" and getattr(a, "out", None) and not Path(a.out).is_dir():
+        sys.stderr.write(f"entropic-bound: interrupted before any table was finished; nothing written to {a.out}\n")
+    elif command == "reproduce" and getattr(a, "out", None):
         from entropic_bound.experiment import EXPERIMENTS
         kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(a.out) / f"{n}.csv").is_file()]
         sys.stderr.write(f"entropic-bound: interrupted; kept in {a.out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
@@ -173,12 +194,13 @@ def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
     p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resamples (default 0)")
+    p.add_argument("--seed", type=int, default=0, help=f"seed of the resamples, 0..{MAX_SEED} (default 0)")
     p.add_argument("--out", metavar="DIR", help="write DIR/estimate.json and DIR/estimate.png")
     p.add_argument("--json", action="store_true", help="print the JSON record to stdout instead of the report")
 
 def estimate_command(a) -> int:
     "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on bad data or a bad `--out` (one line on stderr, nothing written)."
+    _check_seed("seed", a.seed)
     if a.out is not None: _check_out(a.out)                   # before the data are read
     from entropic_bound.outputs import OutputFolder
     try:
@@ -213,6 +235,38 @@ def _estimate(a, out, names) -> int:
         finally: plt.close(fig)
     return 0
 
+# %% ../nbs/92_cli.ipynb #c92a0001
+def _model_positions(model) -> int | None:
+    "The token positions the config.json of checkpoint `model` declares (at most 4096, as `checkpoints.encode_text` packs), read without loading it; None where it does not say (a GGUF file; a bad --model, which the loader names)."
+    from entropic_bound.checkpoints import resolve_model
+    try: src = resolve_model(model)
+    except ValueError: return None
+    if src.gguf_file is not None: return None
+    try: cfg = json.loads((src.path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    n = next((cfg[k] for k in ("max_position_embeddings", "n_positions") if isinstance(cfg, dict) and isinstance(cfg.get(k), int)), None)
+    return None if n is None else min(n, 4096)
+
+def _framing_tokens(model, tokenizer=None) -> int:
+    "How many special tokens the checkpoint's tokenizer (or `tokenizer`) puts around each sequence, read without the weights (0 where it does not load: the loader names the problem)."
+    from entropic_bound.checkpoints import load_tokenizer, resolve_model
+    try:
+        src = resolve_model(model); tok = load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
+        return 0 if tok is None else len(tok("a")["input_ids"]) - len(tok("a", add_special_tokens=False)["input_ids"])
+    except Exception: return 0
+
+def _check_audit(a) -> None:
+    "The audit's checks before its model loads, each naming its option: --seed, --curves, --seq-len within the positions the checkpoint declares less the special tokens around each sequence, a --text of at least 2 lines."
+    _check_seed("seed", a.seed)
+    if a.curves < 0: _usage(f"--curves must be >= 0; got {a.curves}")
+    if a.seq_len < 8: _usage(f"--seq-len must be at least 8 tokens; got {a.seq_len}")
+    if (positions := _model_positions(a.model)) is not None and a.seq_len > positions - (k := _framing_tokens(a.model, a.tokenizer)):
+        _usage(f"--seq-len {a.seq_len} is more than the model takes: at most {positions - k} tokens ({positions} positions less {k} special tokens around each sequence)")
+    if a.text is not None:
+        from entropic_bound.checkpoints import read_text
+        if len(lines := read_text(a.text)) < 2:
+            _usage(f"--text {a.text} has {len(lines)} line; the audit needs at least 2 (one line packs into one sequence, and the sequences are split into a fit half and a held-out half)")
+
 # %% ../nbs/92_cli.ipynb #05f46ea7
 def _checkpoint_arguments(p: argparse.ArgumentParser, out: str, text: str = "") -> None:
     "The arguments every command on a real checkpoint takes: --model, --text, --out (default `out`), --device, --no-progress."
@@ -230,14 +284,15 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", metavar="DIR|NAME", help="tokenizer folder or cached name (default: the checkpoint's own)")
     p.add_argument("--tol", type=float, default=0.05, help="tolerance on attention total variation, in (0, 1) (default 0.05)")
     p.add_argument("--tol-out", type=float, default=None, help="tolerance on the head-output energy share (default: --tol)")
-    p.add_argument("--seq-len", type=int, default=128, help="tokens per packed sequence (default 128)")
+    p.add_argument("--seq-len", type=int, default=128, help="tokens per packed sequence, at least 8 and at most the model's positions less the special "
+                   "tokens around each sequence (510 for the shipped MiniLM; more is refused, and for a .gguf file, whose positions are read as it loads, cut to that) (default 128)")
     p.add_argument("--max-sequences", type=int, default=None, help="measure at most this many sequences")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fit / held-out split")
+    p.add_argument("--seed", type=int, default=0, help=f"seed of the fit / held-out split, 0..{MAX_SEED} (default 0)")
     p.add_argument("--curves", type=int, default=4, help="heads whose full error-vs-rank curves are drawn (default 4)")
 
 def audit_command(a) -> int:
-    "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input (`--out` and `--device` checked before the model is loaded)."
-    _check_out(a.out); _check_device(a.device)
+    "`entropic-bound audit ...`: write heads.csv, layers.csv, summary.md and figures; one-line error and exit status 2 on bad input (`--out`, `--device`, `--seed`, `--seq-len` and `--text` checked before the model is loaded)."
+    _check_out(a.out); _check_device(a.device); _check_audit(a)
     from entropic_bound.audit_run import run_audit
     from entropic_bound.outputs import OutputFolder
     try:

@@ -22,7 +22,8 @@ class ExportRoute:
     in `--help`; `needs(adapter)` -> None where the model can take it, else one line saying why not; and either `build` (after Table 6:
     `build(adapter, settings, unit 0, lines, folded model, ranks)` -> (model to write, its fidelity or None for the fold's, savings)) or
     `run` (its own measurement instead of Table 6: `run(out, model, text, device, progress, log, export_model, bits)` -> its manifest).
-    `remote_code`: the export carries its own modeling code and loads with `trust_remote_code=True`."""
+    `remote_code`: the export carries its own modeling code and loads with `trust_remote_code=True`. `files`: what the route writes into
+    `--out` besides the model and the runner's records and figures (checked against a user's files before any measurement)."""
     name: str
     kinds: tuple
     help: str
@@ -30,13 +31,15 @@ class ExportRoute:
     build: Callable | None = None
     run: Callable | None = None
     remote_code: bool = False
+    files: tuple = ("table6.csv", "table6.md", "claims.json")
 
 ROUTES: dict = {}
 
-def export_route(name: str, kinds: tuple, help: str, needs: Callable, table: bool = True, remote_code: bool = False):
-    "Register the decorated function as the export route `name` (an `ExportRoute`): its `build` when `table` (the route writes Table 6's fold), else its `run`."
+def export_route(name: str, kinds: tuple, help: str, needs: Callable, table: bool = True, remote_code: bool = False, files: tuple | None = None):
+    "Register the decorated function as the export route `name` (an `ExportRoute`): its `build` when `table` (the route writes Table 6's fold), else its `run`, which writes `files`."
     def register(fn):
-        ROUTES[name] = ExportRoute(name, tuple(kinds), help, needs, build=fn if table else None, run=None if table else fn, remote_code=remote_code)
+        more = {} if files is None else dict(files=tuple(files))
+        ROUTES[name] = ExportRoute(name, tuple(kinds), help, needs, build=fn if table else None, run=None if table else fn, remote_code=remote_code, **more)
         return fn
     return register
 
@@ -89,7 +92,7 @@ def _cache_route(adapter, s, u0, lines, net, ranks):
     return net, fidelity_meter(adapter, held, s.seq_len)(net), _key_bytes(net)
 
 @export_route("bits", ("decoder",), "keys coded in the native basis with bits from the native error curve, at the bytes of --bits-bit keys, "
-              "instead of Table 6", _bits_supported, table=False, remote_code=True)
+              "instead of Table 6", _bits_supported, table=False, remote_code=True, files=("key_bits.json",))
 def _bits_route(out, model, text, device, progress, log, export_model, bits):
     from entropic_bound.key_bits import run_key_bits
     return run_key_bits(out, model, text, bits, device, progress, log, export_model)
@@ -157,6 +160,22 @@ def _export(out, adapter, s, units: dict, lines: list, budget: float, allocation
         + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
 
 # %% ../nbs/93_compress_run.ipynb #29ca8751
+def _table6_and_export(out, claim, adapter, s, preset, overrides, seeds, lines, budget, allocation, order, route, text, device,
+                       export_model, progress, log, force):
+    "Table 6 through the runner (its record reused when `out` holds the same run), claims.json (then the folder is written: `claim.done()`), and the export by `route`."
+    from entropic_bound.experiment import reusable_units, run_experiments, summarise_units
+    from entropic_bound.outputs import atomic_write
+    from entropic_bound.table6 import TABLE6
+    record, = run_experiments(["table6"], out, preset, seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
+    if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
+    claim.adopt(record["files"])
+    measured = reusable_units(out, record["config"])                             # the units of the configuration the record was made with
+    result = summarise_units(TABLE6, s, seeds, measured)
+    atomic_write(out / "claims.json", json.dumps(record["claims"], indent=1)); claim.done()
+    units = {x: data for part in measured.values() for x, data in part.items()}
+    if export_model: _export(out, adapter, s, units, lines, budget, allocation, order, route, text, log, progress)
+    return result
+
 def run_compress(out, model=None, text=None, budget: float | None = None, allocation: str = "native", order: str = "whitened",
                  budgets=None, splits: int = 3, device: str = "cpu", export_model: bool = True, progress: bool = True,
                  log=print, force: bool = False, route: str | None = None, preset: str | None = None, bits: int = 2):
@@ -166,10 +185,12 @@ def run_compress(out, model=None, text=None, budget: float | None = None, alloca
     `compress.BUDGET`) by `allocation` in `order` as a checkpoint folder `out/model` with `manifest.json`, written by `route` (a name
     of `ROUTES`; None: the model kind's default, `choose_route`). `budgets`: the table's (default `compress.BUDGETS`). `preset`: of
     `table6.TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder). A route with its own measurement (keys in
-    bits, at the bytes of `bits`-bit keys) runs instead of Table 6 and its manifest is returned; else the `ExperimentResult`."""
-    from entropic_bound.compress import BUDGET, BUDGETS
-    from entropic_bound.experiment import reusable_units, run_experiments, summarise_units
-    from entropic_bound.outputs import atomic_write
+    bits, at the bytes of `bits`-bit keys) runs instead of Table 6 and its manifest is returned; else the `ExperimentResult`.
+    Every choice and the text (`compress.split_lines`: enough lines for both halves) are checked before `out` is claimed
+    (`outputs.OutputFolder`: locked against a second run, a user's file never overwritten) and the claim before the model loads;
+    a failure before the results are written leaves `out` as it was."""
+    from entropic_bound.compress import BUDGET, BUDGETS, split_lines
+    from entropic_bound.outputs import OutputFolder, adopt_earlier_run
     from entropic_bound.table6 import TABLE6, TABLE6_PRESETS, _adapter, _lines
     budget, budgets = BUDGET if budget is None else budget, BUDGETS if budgets is None else budgets
     check_export_choice(budget, allocation, order, splits, route)
@@ -181,18 +202,20 @@ def run_compress(out, model=None, text=None, budget: float | None = None, alloca
     if preset is not None and preset not in TABLE6_PRESETS: raise InputError("preset", f"must be one of {', '.join(TABLE6_PRESETS)}; got {preset!r}")
     try: s = TABLE6.settings(preset or "quick", **overrides)
     except ValueError as e: raise InputError("budgets", str(e)) from None
-    lines = _lines(s)                                                           # bad text, model, order or route: one line before anything runs
-    adapter = _adapter(s, device)
-    route = choose_route(adapter, route)
-    if ROUTES[route].run is not None: return ROUTES[route].run(out, model, text, device, progress, log, export_model, bits)
-    if preset is None and adapter.kind == "decoder": preset, s = "decoder", TABLE6.settings("decoder", **overrides)
-    preset = preset or "quick"
-    if order == "svd" and adapter.kind != "encoder": raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
-    record, = run_experiments(["table6"], out, preset, seeds, device, force=force, progress=progress, overrides=dict(table6=overrides))
-    if record["reused"]: log(f"entropic-bound compress: reused Table 6 recorded in {out} (same model, text, budgets, splits and code)")
-    measured = reusable_units(out, record["config"])                             # the units of the configuration the record was made with
-    result = summarise_units(TABLE6, s, seeds, measured)
-    atomic_write(out / "claims.json", json.dumps(record["claims"], indent=1))
-    units = {x: data for part in measured.values() for x, data in part.items()}
-    if export_model: _export(out, adapter, s, units, lines, budget, allocation, order, route, text, log, progress)
-    return result
+    lines = _lines(s); split_lines(lines, 0)                                    # the text: read, and long enough for both halves
+    with OutputFolder(out) as claim:                                            # a second run into `out`: refused here, at once
+        adopt_earlier_run(claim, ("claims.json",))
+        if export_model: claim.file("model")
+        adapter = _adapter(s, device)                                           # bad model, order or route: one line before anything runs
+        route = choose_route(adapter, route)
+        for name in ROUTES[route].files: claim.file(name)                       # a file of the user's in the way: refused before any table
+        if ROUTES[route].run is not None:
+            try: manifest = ROUTES[route].run(out, model, text, device, progress, log, export_model, bits)
+            except BaseException:
+                if any((out / f).exists() and f not in claim.before for f in ROUTES[route].files): claim.done()   # its record landed: kept
+                raise
+            claim.done(); return manifest
+        if preset is None and adapter.kind == "decoder": preset, s = "decoder", TABLE6.settings("decoder", **overrides)
+        if order == "svd" and adapter.kind != "encoder": raise InputError("order", "a decoder is cut before the rotation in the whitened order only; got 'svd'")
+        return _table6_and_export(out, claim, adapter, s, preset or "quick", overrides, seeds, lines, budget, allocation, order, route, text,
+                                  device, export_model, progress, log, force)

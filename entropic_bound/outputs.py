@@ -10,7 +10,7 @@ from pathlib import Path
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['LOCK_FILE', 'MANIFEST_FILE', 'atomic_write', 'staged_folder', 'lock_folder', 'OutputFolder']
+__all__ = ['LOCK_FILE', 'MANIFEST_FILE', 'atomic_write', 'staged_folder', 'lock_folder', 'OutputFolder', 'adopt_earlier_run']
 
 # %% ../nbs/25_outputs.ipynb #c25a0006
 def _umask() -> int:
@@ -90,7 +90,7 @@ class OutputFolder:
         self.before = set(os.listdir(p))
         try: self.written = set(json.loads(self.manifest.read_text())["written"])
         except (OSError, ValueError, KeyError, TypeError): self.written = set()
-        self.was_written = set(self.written); return self
+        self.had_manifest, self.was_written = self.manifest.is_file(), set(self.written); return self
     def file(self, name: str) -> Path:
         "The path of result `name` (relative to the folder), entered in the manifest; InputError if a file the library did not write is there."
         target = self.path / name
@@ -98,6 +98,9 @@ class OutputFolder:
             if os.path.lexists(target): raise InputError(self.option, f"{target} was not written by entropic-bound; move it away or choose another folder (nothing is overwritten)")
             self.written.add(name); atomic_write(self.manifest, json.dumps(dict(written=sorted(self.written)), indent=1))
         return target
+    def adopt(self, names) -> None:
+        "Enter `names` in the manifest as the library's own, unchecked: results of an earlier run of the library (`adopt_earlier_run`)."
+        if new := set(names) - self.written: self.written |= new; atomic_write(self.manifest, json.dumps(dict(written=sorted(self.written)), indent=1))
     def done(self) -> None:
         "The results are written: from now on an error keeps everything."
         self.finished = True
@@ -111,3 +114,17 @@ class OutputFolder:
     def __exit__(self, kind, error, tb):
         if kind is not None and not self.finished: self._undo()
         if self._fd is not None: (self.path / LOCK_FILE).unlink(missing_ok=True); os.close(self._fd); self._fd = None
+
+# %% ../nbs/25_outputs.ipynb #c25a0031
+def adopt_earlier_run(out: OutputFolder, beside=()) -> set:
+    """In a folder claimed by `out` that has no manifest but records of an earlier run (`.records/*.json`, each a JSON object naming the
+    `files` it wrote), enter those files, and `beside` (the files the command writes next to them), as the library's own (`OutputFolder.adopt`)
+    -> the names entered (none where the folder had a manifest or no readable record)."""
+    if out.had_manifest: return set()
+    names = set()
+    for record in sorted((out.path / ".records").glob("*.json")):
+        try: files = json.loads(record.read_text(encoding="utf-8")).get("files")
+        except (OSError, ValueError, AttributeError): continue                 # unreadable or not an object: it names nothing
+        if isinstance(files, list): names |= {f for f in files if isinstance(f, str)}
+    if names: names |= set(beside); out.adopt(names)
+    return names

@@ -12,14 +12,15 @@ import numpy as np
 
 from . import __version__
 from .report import markdown_table, count_claims, STRAWMAN_SE
-from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, shelf, InProcess, ProcessPool, atomic_write, 
+from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, shelf, InProcess, ProcessPool, atomic_write, experiment,
                                        experiment_config, figure_png, reusable_record, run_experiments)
+from .outputs import OutputFolder, adopt_earlier_run
 from .policy import engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['NOTES_HEADING', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'summary_markdown', 'default_jobs',
-           'backend_for', 'latest_records', 'write_figure1', 'reproduce']
+__all__ = ['NOTES_HEADING', 'RESULT_FILES', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'summary_markdown',
+           'default_jobs', 'backend_for', 'latest_records', 'write_figure1', 'reproduce']
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -154,19 +155,38 @@ def write_figure1(out, records: list) -> None:
     fig = figure1(by_name["table1"]["extra"], by_name["table2"]["extra"], by_name["table3"]["extra"])
     atomic_write(Path(out) / "figure1.png", figure_png(fig)); plt.close(fig)
 
+RESULT_FILES = ("summary.md", "claims.json", "figure1.png")   # what `reproduce` writes beside the experiments' own files
+
+def _landed(out) -> dict:
+    "Every finished record and unit under `out` (`.records/`, `.units/`) -> its modification time: a change means a unit's record landed."
+    stamps = {}
+    for p in [*(Path(out) / ".records").glob("*"), *(Path(out) / ".units").rglob("*")]:
+        try: stamps[p] = p.stat().st_mtime_ns if p.is_file() and not p.name.endswith(".tmp") else None
+        except OSError: pass                                                   # renamed into place meanwhile
+    return {p: t for p, t in stamps.items() if t is not None}
+
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
               progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
               seeds_per_unit: int | None = None, shelf_name: str = "paper") -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker); `shelf_name`: the experiments run when `only` is not given — 'paper' (Tables 1–5, the default), 'beyond' (the audit and Table 6 of the shipped MiniLM, extra [models]) or 'all'."
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `out` is claimed first (`outputs.OutputFolder`: created, locked against a second run, a file the library did not write never overwritten; a folder of an earlier run without a manifest is its own, `adopt_earlier_run`); a run that fails or is interrupted before a unit's record lands leaves it as it was, one after keeps every finished record. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker); `shelf_name`: the experiments run when `only` is not given — 'paper' (Tables 1–5, the default), 'beyond' (the audit and Table 6 of the shipped MiniLM, extra [models]) or 'all'."
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise InputError(f"jobs must be a positive integer or None; got {jobs!r}")
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = shelf(shelf_name) if not only else list(only)
+    tables = [experiment(n).table_file or f"{n}.csv" for n in names]          # an unknown name: InputError before the folder is touched
     jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
-    with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
-        records = run_experiments(names, out, preset, seeds, device, backend, force, progress)
-    write_figure1(out, records)
-    claims = [c for r in records for c in r["claims"]]
-    atomic_write(out / "summary.md", summary_markdown(records, preset, seeds))
-    atomic_write(out / "claims.json", json.dumps(claims, indent=1))
+    with OutputFolder(out) as claim:
+        out = claim.path; adopt_earlier_run(claim, RESULT_FILES)
+        for name in tables + list(RESULT_FILES): claim.file(name)             # a file of the user's in the way: refused before any work
+        landed = _landed(out)
+        try:
+            with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
+                records = run_experiments(names, out, preset, seeds, device, backend, force, progress)
+        except BaseException:
+            if _landed(out).items() - landed.items(): claim.done()            # a unit's record landed: keep it, a rerun resumes from it
+            raise
+        claim.adopt(f for r in records for f in r["files"]); claim.done()
+        write_figure1(out, records)
+        claims = [c for r in records for c in r["claims"]]
+        atomic_write(out / "summary.md", summary_markdown(records, preset, seeds))
+        atomic_write(out / "claims.json", json.dumps(claims, indent=1))
     return claims
