@@ -18,6 +18,9 @@ DIRECTIVE = re.compile(r"^\s*#\s*\|\s*(.*?)\s*$")
 IMAGES = "nbs/images"                                       # PNG outputs of the front page, relative to the repo root
 
 
+LABEL = re.compile(r"\[([^\]\n]+)\]\{\.[a-z-]+\}")
+
+
 def directives(src: str) -> list[str]:
     "The nbdev directives of a code cell."
     return [m.group(1) for line in src.splitlines() if (m := DIRECTIVE.match(line))]
@@ -29,7 +32,7 @@ def render(nb: dict) -> tuple[str, dict]:
     for cell in nb["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown":
-            parts.append(src.strip())
+            parts.append(LABEL.sub(r"**\1**", src.strip()))              # a styled label ([reconstructed]{.reconstructed}) in bold: GitHub has no classes
             continue
         if cell["cell_type"] != "code":
             continue
