@@ -23,7 +23,8 @@ __all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MI
            'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'recovery_tolerance', 'measure_students',
            'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure', 'spectra_figure',
            'estimator_figure', 'table3_rows', 'linear_oracle_kernel', 'underdetermined_oracle', 'table3_claims',
-           'table3_figures', 'table3_extra', 'summarise_table3', 'Table3']
+           'table3_figures', 'table3_extra', 'summarise_table3', 'Table3', 'InitScalePoint', 'init_scale_curve',
+           'init_scale_readings', 'TrajectoryPoint', 'gd_trajectory', 'init_scale_figure']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -679,3 +680,111 @@ class Table3(Experiment):
     def summarise(self, s, units): return summarise_table3(s, units)
 
 TABLE3 = Table3()
+
+# %% ../nbs/33_table3.ipynb #3ada32f1
+@dataclass(frozen=True)
+class InitScalePoint:
+    "One student of `t3.<kind>.recovery_underdetermined`'s protocol — r = d, `underdetermined_n` samples, plain gradient descent at `ud_lr` stopped when its training loss reaches `ud_stop` noise floors — from one initialisation scale."
+    kind: str
+    r_star: int
+    seed: int
+    init: float             # the initialisation scale
+    energy: float           # R̃_eff(K̂) where it stopped
+    spectrum: tuple         # σ_i(K̂) / σ_1(K̂), i = 1..d: d floats, descending
+    excess: float           # clean excess risk, in floors
+    steps: int              # gradient-descent steps taken
+    stopped: bool           # stopped on the rule within `ud_max_steps` (False: the budget ran out first)
+    tolerance: float        # the teacher's recovery tolerance at n_u (the claim's criterion is their mean)
+
+def init_scale_curve(s: Table3Settings, scales, seeds) -> tuple:
+    "The students of `t3.<kind>.recovery_underdetermined` (every kind and r* of `s`, every seed of `seeds`) trained as the claim trains them from every initialisation scale of `scales`, in one `fit_students` call -> an `InitScalePoint` per (scale, kind, r*, seed)."
+    n_u = underdetermined_n(s)
+    teachers = [Teacher(kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds]
+    tasks = {t: t.task(s) for t in teachers}
+    batch = [(t, float(a)) for a in scales for t in teachers]
+    fit = fit_students([tasks[t] for t, _ in batch], [s.d] * len(batch), n_u, [t.draw_seed for t, _ in batch], [a for _, a in batch],
+                       dtype=getattr(torch, s.dtype), progress=False, desc="init-scale curve", **_training(s, "gd"))
+    prof = rank_profile(fit["K"].numpy(), spectrum=True)                        # one SVD per student: the energy rank and the spectrum
+    tol = {t: _tolerance(s, t, tasks[t], n_u) for t in teachers}
+    return tuple(InitScalePoint(t.kind, t.r_star, t.seed, a, float(prof["energy"][i]), tuple((prof["s"][i] / prof["s"][i, 0]).tolist()),
+                                float(fit["excess"][i]) / _noise_floor(s), int(fit["steps"][i]), bool(fit["converged"][i]), tol[t])
+                 for i, (t, a) in enumerate(batch))
+
+# %% ../nbs/33_table3.ipynb #52878c55
+def init_scale_readings(s: Table3Settings, points) -> list:
+    "`t3.<kind>.recovery_underdetermined` re-graded at every initialisation scale of `points` (`init_scale_curve`, which must include `large_init_scale`) against its own control, the `large_init_scale` students of the same points: a row per (kind, scale) — mean R̃_eff(K̂) per r*, the claim's error (mean |R̃_eff − r*|) and tolerance, margin, critical value and three-way reading ('budget' where a student did not stop on the rule), the control's margin, and the learned spectrum: σ_{r*}/σ_1 (r* ≥ 2) and σ_{r*+1}/σ_1."
+    rows = []
+    for kind in s.kinds:
+        mine = [p for p in points if p.kind == kind]
+        seeds = list(dict.fromkeys(p.seed for p in mine))
+        err = lambda a: [np.mean([abs(p.energy - p.r_star) for p in mine if p.init == a and p.seed == x]) for x in seeds]   # per seed: mean over r*
+        for a in sorted({p.init for p in mine}):
+            here = [p for p in mine if p.init == a]
+            tol = float(np.mean([p.tolerance for p in here]))
+            row = {"kind": kind, "init": a, **{f"R̃_eff r*={rs}": float(np.mean([p.energy for p in here if p.r_star == rs])) for rs in s.r_stars},
+                   "error": float(np.mean(err(a))), "tolerance": tol,
+                   "σ_r*/σ_1 (r* >= 2)": float(np.mean([p.spectrum[p.r_star - 1] for p in here if p.r_star >= 2])),
+                   "σ_r*+1/σ_1": float(np.mean([p.spectrum[p.r_star] for p in here])), "stopped": float(np.mean([p.stopped for p in here]))}
+            if a < s.large_init_scale:
+                c = claim_over_seeds(f"t3.{kind}.recovery_underdetermined at init {a:g}", "§6", "re-graded at another initialisation scale",
+                                     err(a), tol, "<=", control=(f"init {s.large_init_scale:g}", err(s.large_init_scale)), removes="small initialisation")
+                reading = "budget" if row["stopped"] < 1 else ("holds" if c.holds else "fails" if c.fails else "undecided")
+                row |= {"margin": c.margin, "critical": c.critical, "reading": reading, "control margin": c.control.margin}
+            else: row |= {"margin": None, "critical": None, "reading": "the control", "control margin": None}
+            rows.append(row)
+    return rows
+
+# %% ../nbs/33_table3.ipynb #fa9dbc47
+@dataclass(frozen=True)
+class TrajectoryPoint:
+    "One student of `gd_trajectory` after `step` steps of the claim's gradient descent."
+    kind: str
+    r_star: int
+    seed: int
+    init: float
+    step: int
+    energy: float           # R̃_eff(K̂)
+    spectrum: tuple         # σ_i(K̂) / σ_1(K̂), i = 1..d
+    train_loss: float       # training loss, in noise floors (the claim's rule stops at `ud_stop`)
+
+def gd_trajectory(s: Table3Settings, students, checkpoints) -> tuple:
+    "The energy rank and spectrum along the gradient descent of `t3.<kind>.recovery_underdetermined` (r = d, `underdetermined_n` samples, step `ud_lr`, no stopping rule) of every (`Teacher`, initialisation scale) of `students`, after each step count of `checkpoints`: one `fit_students` call per checkpoint, each from the same initialisation (gradient descent is deterministic: the k-step student is the trajectory's point at step k) -> a `TrajectoryPoint` per (checkpoint, student)."
+    n_u, tasks = underdetermined_n(s), [t.task(s) for t, _ in students]
+    how = _training(s, "gd") | dict(rtol=None, stop_below=None)                   # the claim's descent, run for exactly k steps
+    points = []
+    for k in checkpoints:
+        fit = fit_students(tasks, [s.d] * len(students), n_u, [t.draw_seed for t, _ in students], [float(a) for _, a in students],
+                           dtype=getattr(torch, s.dtype), progress=False, desc="GD trajectory", **(how | dict(steps=int(k))))
+        prof = rank_profile(fit["K"].numpy(), spectrum=True)
+        points += [TrajectoryPoint(t.kind, t.r_star, t.seed, float(a), int(k), float(prof["energy"][i]), tuple((prof["s"][i] / prof["s"][i, 0]).tolist()),
+                                   float(fit["train_loss"][i]) / _noise_floor(s)) for i, (t, a) in enumerate(students)]
+    return tuple(points)
+
+# %% ../nbs/33_table3.ipynb #ee712a01
+def init_scale_figure(points, trajectory, stop: float = 1.0):
+    "Left: the learned kernel's energy rank at the stop against the initialisation scale (`init_scale_curve` points; mean over seeds of the students that stopped on the rule; line style per kind, colour per r*). Right, a panel per kind: σ_i(K̂)/σ_1(K̂), i = 2..r*+1, along `gd_trajectory` (line style per initialisation), a cross where the training loss first reaches `stop` floors."
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+    kinds = list(dict.fromkeys(p.kind for p in points))
+    fig, axes = plt.subplots(1, 1 + len(kinds), figsize=(4.6 * (1 + len(kinds)), 3.6))
+    for kind, ls in zip(kinds, ("-", "--")):
+        for j, rs in enumerate(sorted({p.r_star for p in points})):
+            inits = sorted({p.init for p in points if p.kind == kind and p.r_star == rs})
+            e = [np.mean([p.energy for p in points if (p.kind, p.r_star, p.init) == (kind, rs, a) and p.stopped] or [np.nan]) for a in inits]
+            axes[0].plot(inits, e, ls, marker="o", ms=4, color=f"C{j}", label=f"{kind}, r* = {rs}")
+            axes[0].axhline(rs, color=f"C{j}", lw=0.6, ls=":")
+    axes[0].set(xscale="log", xlabel="initialisation scale", ylabel="R̃_eff(K̂) at the stop", title="one sample: learned energy rank")
+    axes[0].legend(fontsize=6)
+    for ax, kind in zip(axes[1:], kinds):
+        for init, ls in zip(sorted({p.init for p in trajectory}), ("-", "--", ":")):
+            pts = sorted((p for p in trajectory if p.kind == kind and p.init == init), key=lambda p: p.step)
+            if not pts: continue
+            steps, rs = [p.step for p in pts], pts[0].r_star
+            for i in range(1, rs + 1):
+                ax.plot(steps, [p.spectrum[i] for p in pts], ls, color=f"C{i}", label=f"σ_{i + 1}/σ_1, init {init:g}")
+            first = next((p for p in pts if p.train_loss <= stop), None)
+            if first: ax.plot([first.step] * rs, [first.spectrum[i] for i in range(1, rs + 1)], "kx", ms=7)
+        ax.set(xscale="log", xlabel="gradient-descent step", ylabel="σ_i(K̂) / σ_1(K̂)", ylim=(-0.03, 1.03), title=f"{kind}, r* = {rs}: directions along the descent")
+        ax.xaxis.set_minor_formatter(NullFormatter()); ax.legend(fontsize=6)
+    fig.tight_layout(); plt.close(fig)
+    return fig
