@@ -246,3 +246,12 @@ def test_compress_refuses_a_users_file_before_the_model_loads(tmp_path, capsys, 
     code, err = _run(["compress", "--out", str(out), "--no-progress"], capsys)
     _one_line(code, err, "--out")
     assert sorted(os.listdir(out)) == ["model"] and (out / "model" / "weights.bin").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["reproduce", "compress"])
+def test_an_out_nobody_can_write_is_refused_before_any_work(command, capsys, no_model):
+    "Under /proc, where root's permission bits say writable: the claim's probe refuses it, before the model loads or an experiment runs."
+    out = Path("/proc/entropic-bound-first-contact")
+    code, err = _run([command, "--out", str(out), "--no-progress"], capsys)
+    _one_line(code, err, "--out")
+    assert not out.exists()
