@@ -21,7 +21,7 @@ __all__ = ['TABLE5_PRESETS', 'ROUTES', 'QK_KNOWN_V', 'LINEARISED', 'LOG_INVERSIO
            'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'OOS_SEED_OFFSET', 'TABLE5', 'Table5Settings',
            'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'measure_table5',
            'FrontierTask', 'frontier_ladder', 'misfit_edge_prediction', 'measure_frontier', 'measure_frontier_oos',
-           'ladder_step', 'frontier_step', 'summarise_table5']
+           'ladder_step', 'frontier_step', 'summarise_table5', 'numerical_rank_curve', 'numerical_rank_readings']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
@@ -120,11 +120,13 @@ def _route_kernel(name: str, fit):
     "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
     return leading_kernel_factor(fit) if name.startswith("blind") else fit.kernel
 
+_KNOWN_V_FITS = {QK_KNOWN_V: lambda X, Y, V: fit_qk_kernel(X, Y, V), LINEARISED: lambda X, Y, V: softmax_linearised_fit(X, Y, V),
+                 LOG_INVERSION: lambda X, Y, V: log_attention_fit(X, estimated_attention(X, Y, V))}   # {route: its fit on samples X, Y with V handed in}, in `KNOWN_V_ROUTES` order
+
 def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
     "Rank (whitened spectrum above the edge with σ estimated from the route's residuals) and energy rank of every data-only route on samples `X`, `Y` (numpy) -> {route: RouteFit}; V-known routes on the first `n` samples, the lifted route and the linear-QK estimator also on the first `n_scale`."
     Xn, Yn = X[:n], Y[:n]
-    fits = {QK_KNOWN_V: fit_qk_kernel(Xn, Yn, V), LINEARISED: softmax_linearised_fit(Xn, Yn, V),
-            LOG_INVERSION: log_attention_fit(Xn, estimated_attention(Xn, Yn, V))}
+    fits = {route: fit(Xn, Yn, V) for route, fit in _KNOWN_V_FITS.items()}
     if n >= min_qk_samples(X.shape[1], X.shape[2], Y.shape[2], False): fits[BLIND] = fit_qk_kernel(Xn, Yn)
     if n_scale is not None: fits[BLIND_AT_SCALE], fits[QK_KNOWN_V_AT_SCALE] = fit_qk_kernel(X[:n_scale], Y[:n_scale]), fit_qk_kernel(X[:n_scale], Y[:n_scale], V)
     return {name: RouteFit(rank=fit_rank(f), energy=float(energy_effective_rank(_route_kernel(name, f)))) for name, f in fits.items()}
@@ -561,3 +563,34 @@ def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
                             _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"], extra["frontier_oos"]), extra)
 
 TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5, costs=dict(quick=14, paper=83))
+
+# %% ../nbs/35_table5.ipynb #01139edd
+def numerical_rank_curve(s: Table5Settings, ns, seeds, r_stars=None) -> list:
+    "`t5.softmax_numerical`'s measurement along the sample size: for each n of `ns` and seed, on the softmax teachers of every r* (`r_stars`, default the settings'), drawn at exactly n samples as the sample-size sweep draws them, σ estimated — each V-known route's fraction of the tasks whose data-only rank equals r*, the best of them (the claim's figure) and the control's: the linear-QK estimator on the linear-QK teachers of the same draws (a lower bound on the best route there) -> one dict per (n, seed)."
+    rows = []
+    for n in ns:
+        for x in seeds:
+            exact, control = {route: [] for route in _KNOWN_V_FITS}, []
+            for r in r_stars or s.r_stars:
+                soft, lin = (_teacher(s, kind, r, x, s.noise_std, n) for kind in ("softmax", "linear"))
+                for route, fit in _KNOWN_V_FITS.items(): exact[route].append(fit_rank(fit(soft.X.numpy(), soft.Y.numpy(), soft.V.numpy())) == r)
+                control.append(fit_rank(_KNOWN_V_FITS[QK_KNOWN_V](lin.X.numpy(), lin.Y.numpy(), lin.V.numpy())) == r)
+            frac = {route: float(np.mean(v)) for route, v in exact.items()}
+            rows.append({"n": int(n), "seed": x, **frac, "best": max(frac.values()), "control": float(np.mean(control)), "tasks": len(control)})
+    return rows
+
+# %% ../nbs/35_table5.ipynb #b252ee00
+def numerical_rank_readings(rows: list, n1: float) -> list:
+    "`t5.softmax_numerical` graded at every n of `rows` (`numerical_rank_curve`) as the table grades it at its n — best route's fraction <= 1/2, per seed, against the control's fraction, resolution one task — with the side of the predicted frontier `n1`: a row per n with the fractions (mean and [min, max] over seeds), margin, critical value, the three-way reading and the control's margin."
+    out = []
+    for n in dict.fromkeys(r["n"] for r in rows):
+        here = [r for r in rows if r["n"] == n]
+        best, ctl = [r["best"] for r in here], [r["control"] for r in here]
+        c = claim_over_seeds(f"t5.softmax_numerical at n = {n}", "§6", "the best V-known route recovers r* in at most half the tasks", best, 0.5, "<=",
+                             control=("linear-QK teachers", ctl), removes="softmax (linear-QK teachers)",
+                             resolution=1.0 / sum(r["tasks"] for r in here))
+        out.append({"n": n, "side": "below n1" if n < n1 else "beyond n1", "n / n1": n / n1,
+                    **{route: float(np.mean([r[route] for r in here])) for route in _KNOWN_V_FITS},
+                    "best": float(np.mean(best)), "best [min, max]": f"[{min(best):.3g}, {max(best):.3g}]", "margin": c.margin, "critical": c.critical,
+                    "reading": "holds" if c.holds else "fails" if c.fails else "undecided", "control": float(np.mean(ctl)), "control margin": c.control.margin})
+    return out
