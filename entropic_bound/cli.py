@@ -247,25 +247,30 @@ def _model_positions(model) -> int | None:
     n = next((cfg[k] for k in ("max_position_embeddings", "n_positions") if isinstance(cfg, dict) and isinstance(cfg.get(k), int)), None)
     return None if n is None else min(n, 4096)
 
-def _framing_tokens(model, tokenizer=None) -> int:
-    "How many special tokens the checkpoint's tokenizer (or `tokenizer`) puts around each sequence, read without the weights (0 where it does not load: the loader names the problem)."
+def _tokenizer(model, tokenizer=None):
+    "The checkpoint's tokenizer (or `tokenizer`), loaded without the weights; None where it does not load (the loader names the problem)."
     from entropic_bound.checkpoints import load_tokenizer, resolve_model
-    try:
-        src = resolve_model(model); tok = load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
-        return 0 if tok is None else len(tok("a")["input_ids"]) - len(tok("a", add_special_tokens=False)["input_ids"])
-    except Exception: return 0
+    try: src = resolve_model(model); return load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
+    except Exception: return None
 
 def _check_audit(a) -> None:
-    "The audit's checks before its model loads, each naming its option: --seed, --curves, --seq-len within the positions the checkpoint declares less the special tokens around each sequence, a --text of at least 2 lines."
+    """The audit's checks before its model loads, each naming its option: --seed, --curves, --seq-len within the positions the
+    checkpoint declares less the special tokens around each sequence, and a --text that packs into at least 2 sequences (a fit half
+    and a held-out half; `checkpoints.pack_token_ids` with the checkpoint's tokenizer, where it loads; else at least 2 lines)."""
+    from entropic_bound.checkpoints import pack_token_ids, read_text
     _check_seed("seed", a.seed)
     if a.curves < 0: _usage(f"--curves must be >= 0; got {a.curves}")
     if a.seq_len < 8: _usage(f"--seq-len must be at least 8 tokens; got {a.seq_len}")
-    if (positions := _model_positions(a.model)) is not None and a.seq_len > positions - (k := _framing_tokens(a.model, a.tokenizer)):
-        _usage(f"--seq-len {a.seq_len} is more than the model takes: at most {positions - k} tokens ({positions} positions less {k} special tokens around each sequence)")
-    if a.text is not None:
-        from entropic_bound.checkpoints import read_text
-        if len(lines := read_text(a.text)) < 2:
-            _usage(f"--text {a.text} has {len(lines)} line; the audit needs at least 2 (one line packs into one sequence, and the sequences are split into a fit half and a held-out half)")
+    positions, tok = _model_positions(a.model), None
+    if positions is not None and (tok := _tokenizer(a.model, a.tokenizer)) is not None:
+        k = len(tok("a")["input_ids"]) - len(tok("a", add_special_tokens=False)["input_ids"])     # [CLS] and [SEP], a BOS, or none
+        if a.seq_len > positions - k:
+            _usage(f"--seq-len {a.seq_len} is more than the model takes: at most {positions - k} tokens ({positions} positions less {k} special tokens around each sequence)")
+    if a.text is None: return
+    lines = read_text(a.text)
+    n = len(lines) if tok is None else pack_token_ids(tok(lines, add_special_tokens=False)["input_ids"], a.seq_len, positions - k).ids.shape[0]
+    if n < 2:
+        _usage(f"--text {a.text} packs into {n} sequence of --seq-len {a.seq_len} tokens; the audit needs at least 2 (a fit half and a held-out half): give more text or a smaller --seq-len")
 
 # %% ../nbs/92_cli.ipynb #05f46ea7
 def _checkpoint_arguments(p: argparse.ArgumentParser, out: str, text: str = "") -> None:

@@ -49,11 +49,22 @@ def _text(tmp_path, n: int) -> Path:
 
 # ---- cheap checks -------------------------------------------------------------------------------------------------------------
 
-def test_audit_text_of_one_line_is_refused_before_the_model_loads(tmp_path, capsys, no_model):
+@pytest.mark.parametrize("lines", [1, 2, 10])
+def test_audit_text_of_one_sequence_is_refused_before_the_model_loads(lines, tmp_path, capsys, no_model):
+    "Lines that pack into one sequence of --seq-len tokens (one line always does) cannot be split into a fit half and a held-out half."
     out = tmp_path / "out"
-    code, err = _run(["audit", "--text", str(_text(tmp_path, 1)), "--out", str(out), "--no-progress"], capsys)
+    code, err = _run(["audit", "--text", str(_text(tmp_path, lines)), "--out", str(out), "--no-progress"], capsys)
     _one_line(code, err, "--text")
-    assert "at least 2" in err and not out.exists()
+    assert "packs into 1 sequence of --seq-len 128 tokens; the audit needs at least 2" in err and not out.exists()
+
+
+def test_audit_text_of_two_sequences_goes_through(tmp_path, capsys, monkeypatch):
+    "The same ten lines in sequences of 16 tokens: more than one, so the check lets the audit start (and the audit measures them)."
+    import entropic_bound.audit_run as ar
+    seen = []
+    monkeypatch.setattr(ar, "run_audit", lambda *a, **k: seen.append(a[6]))
+    code, err = _run(["audit", "--text", str(_text(tmp_path, 10)), "--seq-len", "16", "--out", str(tmp_path / "out"), "--no-progress"], capsys)
+    assert code == 0 and seen == [16], err
 
 
 @pytest.mark.parametrize("lines", [1, 10, 29])
