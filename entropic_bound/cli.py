@@ -324,7 +324,7 @@ def _compress_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--order", default="whitened", help="directions of the exported model: whitened or svd (encoders only) (default whitened)")
     p.add_argument("--budgets", default=None, help=f"budgets of the table, comma-separated fractions in (0, 1] (default: the --budget alone when it is given, "
                    f"else {','.join(f'{b:g}' for b in BUDGETS)})")
-    p.add_argument("--splits", type=int, default=3, help="fit / held-out splits of the text, >= 2: the claims need a spread (default 3)")
+    p.add_argument("--splits", type=int, default=3, help=f"fit / held-out splits of the text, >= 2 (the claims need a spread) and <= {MAX_SEEDS} (default 3)")
     p.add_argument("--preset", default=None, choices=tuple(TABLE6_PRESETS), help="Table 6's protocol (default quick for an encoder, decoder for a decoder: "
                    "a few sequences of each text; smoke: one budget, five rules, for a check of the plumbing)")
     p.add_argument("--route", default=None, choices=tuple(ROUTES), help=routes_help())
@@ -345,6 +345,7 @@ def compress_command(a) -> int:
     from entropic_bound.modeling_lowrank_keys import MAX_BITS
     budget, budgets = compress_budgets(a.budget, a.budgets)
     if a.splits < 2: _usage(f"--splits must be >= 2 (the claims need a spread over splits); got {a.splits}")
+    if a.splits > MAX_SEEDS: _usage(f"--splits must be <= {MAX_SEEDS}; got {a.splits}")
     if not 1 <= a.bits <= MAX_BITS: _usage(f"--bits must be an integer in 1..{MAX_BITS}; got {a.bits}")
     _check_out(a.out); _check_device(a.device)
     from entropic_bound.compress_run import run_compress

@@ -103,7 +103,7 @@ def test_unreachable_scheduler_is_refused_before_anything_is_written(tmp_path, c
 
 @pytest.mark.parametrize("argv, option", [
     (["reproduce", "--seeds", "1000000000"], "--seeds"), (["reproduce", "--seeds", str(cli.MAX_SEEDS + 1)], "--seeds"),
-    (["reproduce", "--seeds", "0"], "--seeds"),
+    (["reproduce", "--seeds", "0"], "--seeds"), (["compress", "--splits", "1000000000"], "--splits"),
     (["audit", "--seed", str(2**32)], "--seed"), (["audit", "--seed", "-1"], "--seed"),
     (["estimate", "data.npz", "--seed", str(2**32)], "--seed"), (["estimate", "data.npz", "--seed", "-1"], "--seed"),
 ])
