@@ -21,10 +21,11 @@ from .policy import cpu_threads, engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'SENSITIVITY_GRID', 'ORDER_RULES', 'Calibration', 'calibrate',
-           'split_lines', 'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
-           'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'layer_sensitivity',
-           'fidelity_meter', 'SplitResult', 'calibrate_split', 'compress_split', 'export']
+__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'SENSITIVITY_GRID', 'ORDER_RULES', 'WEIGHT_SUFFIXES',
+           'WEIGHT_FOLDERS', 'SIXTEEN_BITS', 'Calibration', 'calibrate', 'split_lines', 'AllocationRule',
+           'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity', 'next_token_logprobs',
+           'next_token_fidelity', 'loss_signals', 'primary_loss', 'layer_sensitivity', 'fidelity_meter', 'SplitResult',
+           'calibrate_split', 'compress_split', 'source_folder', 'source_dtype', 'carry_source', 'load_lines', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -398,13 +399,13 @@ def primary_loss(f: dict) -> float:
     "The primary fidelity loss of a `fidelity_meter` reading (lower is better): the next-token KL for a decoder, 1 - mean cosine for an encoder."
     return f["kl"] if "kl" in f else 1.0 - f["cosine"]
 
-def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSITIVITY_GRID) -> Calibration:
+def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSITIVITY_GRID, step=None) -> Calibration:
     """`cal` with ASVD's sensitivity (reimplemented from its description; a layer is a layer of units here): per layer l and grid rank
     g = round(f * d_h), f in `grid`, the model's loss on calibration text when every unit of layer l alone is cut to rank g (the others
     whole), as the table's primary metric: `meter(net)`, a `fidelity_meter` on fit-half lines, gives KL for a decoder and 1 - cosine is
     taken for an encoder; layer l's measurements run blocks l..L-1 only (the outputs of the blocks before it, from one uncut pass, are
     replayed: the same numbers). -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
-    smallest; 0 at full rank), which water-filling turns into ASVD's common-threshold search."""
+    smallest; 0 at full rank), which water-filling turns into ASVD's common-threshold search. `step(l)`: called when layer l is measured."""
     (L, U), dh = cal.shape, cal.d_head
     points = sorted({int(round(f * dh)) for f in grid} - {dh})
     if not points or min(points) < 0: raise InputError("grid", f"fractions in [0, 1) giving at least one rank below d_h; got {grid}")
@@ -421,6 +422,7 @@ def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSIT
             S[l, g:] = primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])))
         blocks[l].load_state_dict(original[l].state_dict())             # layer l whole again: its own weights
         S[l, dh] = 0.0
+        if step is not None: step(l)
     return replace(cal, sensitivity=S)
 
 def _replay(block, outputs: list) -> None:
@@ -458,6 +460,8 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
     measure.positions = int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum())
     return measure
 
+
+# %% ../nbs/11_compress.ipynb #5a1b2c05
 @dataclass
 class SplitResult:
     """One split of the text: the calibration, the ranks {(allocation, budget): (L, U)}, the fidelity on the held-out half and on the
@@ -470,20 +474,29 @@ class SplitResult:
     positions: dict = field(default_factory=dict)
 
 def calibrate_split(adapter: HeadAdapter, fit: list, seed: int, allocations=ALLOCATIONS, seq_len: int = 128, limit: int | None = None,
-                    grid=SENSITIVITY_GRID, grid_limit: int | None = None) -> Calibration:
+                    grid=SENSITIVITY_GRID, grid_limit: int | None = None, progress=False) -> Calibration:
     """Everything the `allocations` read, from the fit lines `fit` alone: the error curves and orders (`calibrate`), and where a rule needs
     them the loss signals (`loss_signals`) and ASVD's sensitivity (`layer_sensitivity` at the rank fractions `grid`, measured on the same
     fit lines). `limit`: at most that many packed sequences (a decoder) or sentences (an encoder) for every part; `grid_limit`: for the
-    sensitivity (default `limit`)."""
-    batch = encode_text(adapter, fit, seq_len)
-    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
-    cal = calibrate(adapter, batch)
+    sensitivity (default `limit`). `progress`: a line per step (the error curves, the loss signals, each layer's sensitivity) as
+    `policy.progress_bar` shows it (False: none; None: except in a notebook)."""
+    from entropic_bound.policy import progress_bar
     needs = {n for a in allocations for n in ALLOCATION_RULES[a].needs}
-    with cpu_threads(next(adapter.model.parameters()).device, engine_threads()):
-        if needs & {"fisher_k", "out_weight"}: cal = loss_signals(adapter, cal, batch, fit[:limit], seed)
-        if "sensitivity" in needs: cal = layer_sensitivity(adapter, cal, fidelity_meter(adapter, fit, seq_len, grid_limit or limit), grid)
+    signals, sensitivity = bool(needs & {"fisher_k", "out_weight"}), "sensitivity" in needs
+    steps = 1 + signals + (adapter.n_layers if sensitivity else 0)
+    with progress_bar(total=steps, desc=f"split {seed} calibration", unit="step", show=progress, leave=False) as bar:
+        def done(what): bar.set_postfix_str(what); bar.update()
+        batch = encode_text(adapter, fit, seq_len)
+        batch = batch.head(batch.ids.shape[0] if limit is None else limit)
+        cal = calibrate(adapter, batch); done("error curves")
+        with cpu_threads(next(adapter.model.parameters()).device, engine_threads()):
+            if signals: cal = loss_signals(adapter, cal, batch, fit[:limit], seed); done("loss signals")
+            if sensitivity: cal = layer_sensitivity(adapter, cal, fidelity_meter(adapter, fit, seq_len, grid_limit or limit), grid,
+                                                    step=lambda l: done(f"sensitivity of layer {l}"))
     return cal
 
+
+# %% ../nbs/11_compress.ipynb #5a1b2c06
 ORDER_RULES = ("native", "static")           # the rules also measured in the kernel's own SVD order (which directions, against how many)
 
 def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=BUDGETS, allocations=ALLOCATIONS,
@@ -494,37 +507,119 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=BUDGETS
     text of another source, made once for every split), on that: sentence embeddings for an encoder (`fidelity`), next-token
     distributions for a decoder (`next_token_fidelity`; its lines packed into sequences as for the calibration; the whitened order
     only). `fit_limit`, `held_limit`, `grid_limit`: at most that many sequences (a decoder) or sentences (an encoder) of the fit half,
-    of the held-out half, and of the fit half for ASVD's sensitivity at the rank fractions `grid`."""
+    of the held-out half, and of the fit half for ASVD's sensitivity at the rank fractions `grid`. `progress` (`policy.progress_bar`'s
+    `show`): a line per calibration step and one per rule x budget x order measured, in a log as on a terminal."""
     from entropic_bound.policy import progress_bar
     fit, held = split_lines(lines, seed)
-    cal = calibrate_split(adapter, fit, seed, allocations, seq_len, fit_limit, grid, grid_limit)
+    cal = calibrate_split(adapter, fit, seed, allocations, seq_len, fit_limit, grid, grid_limit, progress)
     orders = tuple(o for o in orders if o in cal.orders)
     measure = fidelity_meter(adapter, held, seq_len, held_limit)
     work = copy.deepcopy(adapter.model)
     ranks, fid, oth = {}, {}, {}
     jobs = [(b, a, o) for b in budgets for a in allocations for o in orders if o == "whitened" or a in ORDER_RULES]
-    for b, a, o in progress_bar(jobs, desc=f"compress split {seed}", unit="fold", show=progress, lines=False, leave=False):   # a log: one line per split (Table 6)
-        if (a, b) not in ranks: ranks[(a, b)] = allocate(cal, b, a, seed=seed)
-        net = fold(adapter, cal, ranks[(a, b)], o, model=work)
-        fid[(a, o, b)] = measure(net)
-        if other is not None: oth[(a, o, b)] = other(net)
+    with progress_bar(total=len(jobs), desc=f"split {seed}", unit="fold", show=progress, leave=False) as bar:
+        for b, a, o in jobs:
+            if (a, b) not in ranks: ranks[(a, b)] = allocate(cal, b, a, seed=seed)
+            net = fold(adapter, cal, ranks[(a, b)], o, model=work)
+            fid[(a, o, b)] = measure(net)
+            if other is not None: oth[(a, o, b)] = other(net)
+            bar.set_postfix_str(f"{a} at {100 * b:g} %, {o} order"); bar.update()
     positions = dict(held=measure.positions, **({} if other is None else dict(other=other.positions)))
     return SplitResult(cal, ranks, fid, oth, positions)
 
+
+# %% ../nbs/11_compress.ipynb #2f520e17
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".ot", ".onnx")   # a checkpoint's weights, in any format
+WEIGHT_FOLDERS = ("onnx", "openvino")                                # the whole model again, in another runtime's format
+
+def source_folder(net) -> Path | None:
+    "The checkpoint folder `net` was loaded from: its configuration's `_name_or_path` where that is a folder with a `config.json`, else None."
+    p = getattr(getattr(net, "config", None), "_name_or_path", "") or ""
+    return Path(p) if p and (Path(p) / "config.json").is_file() else None
+
+SIXTEEN_BITS = ("float16", "bfloat16")
+
+def source_dtype(folder):
+    """The precision of the checkpoint folder `folder` (`source_folder`), where it is below float32 (else None): the `dtype` (or
+    `torch_dtype`) of its `config.json` when that is 16-bit, or float16 for a GGUF file that `checkpoints` de-quantised into its cache
+    (its weights are 4- to 8-bit codes times float16 block scales)."""
+    from entropic_bound.checkpoints import cache_dir
+    if folder is None: return None
+    folder = Path(folder)
+    if folder.parent == cache_dir() / "gguf": return torch.float16
+    try: cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    name = cfg.get("dtype") or cfg.get("torch_dtype")
+    return getattr(torch, name) if name in SIXTEEN_BITS else None
+
+def _weights(entry: Path) -> bool:
+    "Whether `entry` of a checkpoint folder holds the model's weights (in any format, or their index)."
+    if entry.is_dir(): return entry.name in WEIGHT_FOLDERS
+    return entry.name.endswith(WEIGHT_SUFFIXES) or entry.name.endswith(tuple(s + ".index.json" for s in WEIGHT_SUFFIXES))
+
+def carry_source(source, folder) -> dict:
+    """Copy into the export `folder` every file and folder of the checkpoint folder `source` that the export did not write itself (what
+    a loader of the source reads beside the weights: a sentence-transformers model's `modules.json`, `sentence_bert_config.json`,
+    `config_sentence_transformers.json` and its pooling folder `1_Pooling/`, a model card, a generation configuration), so that the export
+    loads the way its source does. Left out: the source's own weights at the top level, in any format (`WEIGHT_SUFFIXES`, `WEIGHT_FOLDERS`:
+    the export's weights replace them), and hidden entries (`.git`, `.cache`). -> {'copied': names, 'left_out': names}."""
+    import shutil
+    source, folder = Path(source), Path(folder)
+    copied, left = [], []
+    for entry in sorted(source.iterdir()):
+        if (folder / entry.name).exists(): continue                  # the export's own file replaces the source's
+        if entry.name.startswith(".") or _weights(entry): left.append(entry.name); continue
+        if entry.is_dir(): shutil.copytree(entry, folder / entry.name, copy_function=shutil.copyfile)   # links followed: a hub cache links its files
+        else: shutil.copyfile(entry, folder / entry.name)
+        copied.append(entry.name + ("/" if entry.is_dir() else ""))
+    return dict(copied=copied, left_out=left)
+
+
 # %% ../nbs/11_compress.ipynb #2f520e18
-def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, order: str | None, out, manifest: dict) -> Path:
+def load_lines(net, folder) -> dict:
+    """How the export `folder` of `net` loads, one line per library: `transformers` (the model's auto class and `AutoTokenizer`, both with
+    `trust_remote_code=True` where the export carries its own modeling code: `AutoTokenizer` reads the configuration too and would
+    otherwise ask), and `sentence_transformers` where the folder has a `modules.json`."""
+    cfg = net.config
+    remote = bool(getattr(cfg, "auto_map", None))
+    auto = next((k for k in (getattr(cfg, "auto_map", None) or {}) if k != "AutoConfig"), None) or \
+        ("AutoModelForCausalLM" if any(a.endswith("ForCausalLM") for a in cfg.architectures or ()) else "AutoModel")
+    trust = ", trust_remote_code=True" if remote else ""
+    lines = dict(transformers=f"{auto}.from_pretrained(folder{trust}); AutoTokenizer.from_pretrained(folder{trust})")
+    if (Path(folder) / "modules.json").is_file(): lines["sentence_transformers"] = f"SentenceTransformer(folder{trust})"
+    return lines
+
+def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, order: str | None, out, manifest: dict,
+           source=None, dtype="source", progress=False) -> Path:
     """Write `net`, the model `fold` cut to `ranks` in `order`, as a standard checkpoint folder `out` (`save_pretrained`: config,
-    weights, `tokenizer`) with `manifest.json` (per-unit ranks, budget, order and whatever `manifest` adds), all or nothing; it
-    loads with `transformers` alone. `cal` None: a model that is not a cut (keys in bits); the manifest is `manifest` alone."""
-    out = Path(out)
+    weights, `tokenizer`), with every other file and folder of its `source` checkpoint folder (`carry_source`; default `source_folder(net)`,
+    the folder it was loaded from) and `manifest.json` (per-unit ranks, budget, order, the source's files copied, how to load it
+    (`load_lines`), the precision written, and whatever `manifest` adds), all or nothing. `cal` None: a model that is not a cut (keys in
+    bits). `dtype`: the precision the weights are written in; None: as `net` holds them; 'source': the source's (`source_dtype`) where
+    the export holds weights of the source's kind alone — the same architecture (no `auto_map`) or a class marked `keeps_source_precision`
+    (the sliced encoder) — else as held (a key cache's maps and codes keep theirs). `progress`: one line when the folder is written, as
+    `policy.progress_bar` shows it (False: none; None: except in a notebook)."""
+    from entropic_bound.policy import progress_bar
+    out, source = Path(out), source_folder(net) if source is None else Path(source)
+    if isinstance(dtype, str) and dtype == "source":
+        plain = not getattr(net.config, "auto_map", None) or getattr(net, "keeps_source_precision", False)
+        dtype = source_dtype(source) if plain else None
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise InputError("out", f"{out} exists and is not an empty folder")
-    with staged_folder(out) as stage:                               # all or nothing, with the modes every other output gets (page 25)
-        saveable(net).save_pretrained(stage)                        # loaded from GGUF: the quantiser marker dropped (the weights are floats)
-        tokenizer.save_pretrained(stage)
-        info = dict(manifest)
-        if cal is not None:
-            (L, U), dh = cal.shape, cal.d_head
-            info.update(order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
-                        budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
-        (stage / "manifest.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+    with progress_bar(total=1, desc="export", unit="folder", show=progress) as bar:
+        with staged_folder(out) as stage:                              # all or nothing, with the modes every other output gets (page 25)
+            net = saveable(net if dtype in (None, net.dtype) else copy.deepcopy(net).to(dtype))   # from GGUF: the quantiser marker dropped
+            net.save_pretrained(stage)
+            tokenizer.save_pretrained(stage)
+            carried = carry_source(source, stage) if source is not None else dict(copied=[], left_out=[])
+            info = dict(manifest, source_files=carried["copied"], weights_dtype=str(net.dtype).removeprefix("torch."), load=load_lines(net, stage))
+            if cal is not None:
+                (L, U), dh = cal.shape, cal.d_head
+                info.update(order=order, d_head=dh, layers=L, units=U, query_heads_per_unit=cal.group_size, total_directions=int(np.sum(ranks)),
+                            budget_fraction=float(np.sum(ranks) / (L * U * dh)), ranks=[[int(r) for r in row] for row in ranks])
+            (stage / "manifest.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+            size = sum(f.stat().st_size for f in stage.rglob("*") if f.is_file())
+        bar.set_postfix_str(f"{size / 1e6:.1f} MB in {out} ({str(net.dtype).removeprefix('torch.')} weights, tokenizer, "
+                            f"{len(carried['copied'])} files and folders of the source, manifest)")
+        bar.update()
     return out
+

@@ -54,6 +54,7 @@ class SlicedBertSelfAttention(_bert.BertSelfAttention):
 class SlicedBertModel(BertModel):
     "A BERT encoder whose self-attention layers are `SlicedBertSelfAttention`; `from_folded` slices a model that the fold cut."
     config_class = SlicedBertConfig
+    keeps_source_precision = True          # its weights are the fold's, rows removed: `compress.export` writes them in the source's precision
 
     def __init__(self, config: SlicedBertConfig, add_pooling_layer: bool = True):
         super().__init__(config, add_pooling_layer=add_pooling_layer)
