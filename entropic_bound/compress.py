@@ -53,10 +53,11 @@ class Calibration:
     @property
     def d_head(self) -> int: return self.tv.shape[-1] - 1
 
-def calibrate(adapter: HeadAdapter, batch) -> Calibration:
+def calibrate(adapter: HeadAdapter, batch, step=None) -> Calibration:
     """Fit the orders of every head on `batch` (the fit half) and measure, on the same sequences, each head's error at every rank.
     Encoders: per head, the whitened and the static (SVD) order. Rotary decoders: per key-value group, one whitened order before
-    the rotation shared by the group's query heads (the cut that folds into W_Q and W_K with one key basis per group)."""
+    the rotation shared by the group's query heads (the cut that folds into W_Q and W_K with one key basis per group). `step(l)`: called
+    when layer l is measured."""
     kind = adapter.check_foldable()
     X, T = attention_inputs(adapter, batch), batch.ids.shape[1]
     device, H, dh = next(adapter.model.parameters()).device, adapter.n_heads, adapter.d_head
@@ -79,6 +80,7 @@ def calibrate(adapter: HeadAdapter, batch) -> Calibration:
             tail.append(per_unit(np.concatenate([np.ones((H, 1)), 1 - np.cumsum(s2, -1) / s2.sum(-1, keepdims=True)], -1).clip(0, 1)))
             orders["whitened"].append(tuple(t[::H // G].cpu() for t in white))           # one order per unit
             if not pre: orders["svd"].append(tuple(t.cpu() for t in static_order(lay)))
+            if step is not None: step(l)
     return Calibration(np.stack(tv), np.stack(out), np.stack(energy), np.stack(tail), orders, H // G, np.stack(absolute))
 
 # %% ../nbs/11_compress.ipynb #971006d7
@@ -478,17 +480,17 @@ def calibrate_split(adapter: HeadAdapter, fit: list, seed: int, allocations=ALLO
     """Everything the `allocations` read, from the fit lines `fit` alone: the error curves and orders (`calibrate`), and where a rule needs
     them the loss signals (`loss_signals`) and ASVD's sensitivity (`layer_sensitivity` at the rank fractions `grid`, measured on the same
     fit lines). `limit`: at most that many packed sequences (a decoder) or sentences (an encoder) for every part; `grid_limit`: for the
-    sensitivity (default `limit`). `progress`: a line per step (the error curves, the loss signals, each layer's sensitivity) as
-    `policy.progress_bar` shows it (False: none; None: except in a notebook)."""
+    sensitivity (default `limit`). `progress`: a line per step (each layer's error curves, the loss signals, each layer's sensitivity)
+    as `policy.progress_bar` shows it (False: none; None: except in a notebook)."""
     from entropic_bound.policy import progress_bar
     needs = {n for a in allocations for n in ALLOCATION_RULES[a].needs}
     signals, sensitivity = bool(needs & {"fisher_k", "out_weight"}), "sensitivity" in needs
-    steps = 1 + signals + (adapter.n_layers if sensitivity else 0)
+    steps = adapter.n_layers + signals + (adapter.n_layers if sensitivity else 0)
     with progress_bar(total=steps, desc=f"split {seed} calibration", unit="step", show=progress, leave=False) as bar:
         def done(what): bar.set_postfix_str(what); bar.update()
         batch = encode_text(adapter, fit, seq_len)
         batch = batch.head(batch.ids.shape[0] if limit is None else limit)
-        cal = calibrate(adapter, batch); done("error curves")
+        cal = calibrate(adapter, batch, step=lambda l: done(f"error curves of layer {l}"))
         with cpu_threads(next(adapter.model.parameters()).device, engine_threads()):
             if signals: cal = loss_signals(adapter, cal, batch, fit[:limit], seed); done("loss signals")
             if sensitivity: cal = layer_sensitivity(adapter, cal, fidelity_meter(adapter, fit, seq_len, grid_limit or limit), grid,
