@@ -10,6 +10,7 @@ import torch
 
 from .tasks import attention_mixing, ATTENTION
 from .train import train_batched, seeded_normal, rank_mask
+from .fused import attention_student_step, FUSED_UP_TO
 from .spectral import rank_profile
 from .spectral import InputError
 
@@ -67,7 +68,8 @@ def fit_students(tasks, ranks, n_train: int, seeds, init_scale: float = 0.01, lr
     loss_fn = lambda p, d: ((student_outputs(p, d["mask"], d["softmax"], d["X"]) - d["Y"]) ** 2).sum((-1, -2)).mean(-1)   # (B,)
     stop = dict(rtol=rtol) if stop_below is None else dict(rtol=None, atol=float(stop_below))
     res = train_batched(loss_fn, params, steps=steps, lr=lr, optimizer=optimizer, check_every=check_every, progress=progress, desc=desc,
-                        data=dict(X=X_tr, Y=Y_tr, mask=mask, softmax=softmax), **stop)          # converged students leave the batch
+                        data=dict(X=X_tr, Y=Y_tr, mask=mask, softmax=softmax), **stop,          # converged students leave the batch
+                        fused=attention_student_step if X.device.type == "cpu" and n_train <= FUSED_UP_TO else None)   # few samples each: one compiled call
     p64, m64 = {k: v.to(torch.float64) for k, v in res.params.items()}, mask.to(torch.float64)
     with torch.no_grad():
         excess = ((student_outputs(p64, m64, softmax, X[:, n_train:]) - Y_clean[:, n_train:]) ** 2).sum((-1, -2)).mean(-1)

@@ -159,7 +159,8 @@ def _arrays(params: dict, data: dict) -> tuple:
     return tuple(t.detach().numpy() for t in ts[:3]), data["mask"].reshape(data["mask"].shape[0], -1).numpy(), data["softmax"].numpy(), data["X"].numpy(), data["Y"].numpy()
 
 THREADS_FROM = 512     # samples in a step (models × samples each) from which a fused step runs on the engine's threads
-FUSED_UP_TO = 256      # samples in a step up to which a fused step is faster than the batched autograd step (measured on one core, below)
+FUSED_UP_TO = 1        # samples per student up to which `fit_students` takes the fused step (benchmarks/bench_fused.py: the faster at every batch size there);
+                       # a student's own count, so that its numbers do not depend on its batch
 
 def _on_engine_threads(work: int) -> bool:
     "Whether a step of `work` samples runs on several threads; if so, on as many as torch has now (the engine sets them)."
