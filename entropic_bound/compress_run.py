@@ -155,7 +155,7 @@ def _export(out, adapter, s, units: dict, lines: list, budget: float, allocation
         table = (allocation, order, float(budget)) in u0.fidelity and s.eval_limit is None
         fid = u0.fidelity[(allocation, order, float(budget))] if table else fidelity_meter(adapter, held, s.seq_len)(net)
     export(net, adapter.tokenizer, u0.calibration, ranks, order, out / "model", dict(source=adapter.name, allocation=allocation, budget=float(budget),
-           route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid))
+           route=route, savings=savings, split_seed=0, text="default text (shipped)" if text is None else Path(text).name, held_out_lines=len(held), fidelity=fid), progress=progress)
     log(f"entropic-bound compress: {allocation} allocation at budget {budget:g} ({order} directions, route {route}): held-out "
         + ", ".join(f"{k} {v:.4f}" for k, v in fid.items()) + f"; checkpoint in {out / 'model'}")
 
