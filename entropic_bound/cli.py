@@ -10,9 +10,9 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['MAX_SEEDS', 'MAX_SEED', 'REPRODUCE_EXIT', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts', 'verdict_differences',
-           'reproduce_command', 'estimate_command', 'audit_command', 'compress_budgets', 'compress_command', 'parser',
-           'main']
+__all__ = ['MAX_SEEDS', 'MAX_SEED', 'REPRODUCE_EXIT', 'MAX_BOOTSTRAP', 'COMMANDS', 'EXIT_STATUS', 'reference_verdicts',
+           'verdict_differences', 'reproduce_command', 'estimate_command', 'audit_command', 'compress_budgets',
+           'compress_command', 'parser', 'main']
 
 # %% ../nbs/92_cli.ipynb #97d3b35a
 class _Parser(argparse.ArgumentParser):
@@ -90,7 +90,8 @@ def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
 REPRODUCE_EXIT = ("exit status: 0 every claim's verdict is the one the stored reference documents (entropic_bound/data/reference_quick.json, "
                   "the quick preset; a claim of the paper that fails there by design and fails here again counts as reproduced, so 0 does not "
                   "mean that every claim holds); 1 some verdict differs from the reference (each printed: reference, then measured); "
-                  "2 bad input or usage (one line, checked before any work, nothing written); 130 interrupted (finished tables are kept). "
+                  "2 bad input or usage (one line, checked before any work, nothing written); 3 nothing compared: the reference holds no claim of the "
+                  "experiments run (e.g. --shelf beyond), whose results are written all the same; 130 interrupted (finished tables and units are kept). "
                   "A verdict is holds, fails, undecided (the margin inside its 95 % critical value), uninformative or strawman. Every preset is compared "
                   "with the reference by claim id: the quick preset on the reference's seeds verdict for verdict; any other preset or seed set on its "
                   "decided verdicts only, an undecided verdict on either side contradicting nothing (the paper preset: benchmarks/paper_claims.json); "
@@ -148,18 +149,20 @@ def verdict_differences(claims: list, reference: dict | None = None, exact: bool
     return differ, [c["id"] for c in claims if c["id"] not in reference]
 
 def _interrupted(command: str | None, a) -> int:
-    "Ctrl-C in any command: one line on stderr (for reproduce: the finished tables kept in `--out`, which a rerun reuses); exit status 130."
+    "Ctrl-C in any command: one line on stderr (for reproduce: the finished tables and the finished units of the others kept in `--out`, which a rerun reuses); exit status 130."
     if command == "reproduce" and getattr(a, "out", None) and not Path(a.out).is_dir():
         sys.stderr.write(f"entropic-bound: interrupted before any table was finished; nothing written to {a.out}\n")
     elif command == "reproduce" and getattr(a, "out", None):
         from entropic_bound.experiment import EXPERIMENTS
         kept = [f"{n}.csv" for n in EXPERIMENTS if (Path(a.out) / f"{n}.csv").is_file()]
-        sys.stderr.write(f"entropic-bound: interrupted; kept in {a.out}: {', '.join(kept) or 'no finished table'} (rerun the same command to continue)\n")
+        units = {d.name: n for d in sorted((Path(a.out) / ".units").glob("*")) if (n := len(list(d.glob("*.pkl"))))}   # finished units of unfinished tables
+        kept += [f"{n} finished unit{'s' * (n > 1)} of {name}" for name, n in units.items()]
+        sys.stderr.write(f"entropic-bound: interrupted; kept in {a.out}: {', '.join(kept) or 'nothing finished'} (rerun the same command to continue)\n")
     else: sys.stderr.write(f"entropic-bound{f' {command}' if command else ''}: interrupted\n")
     return 130
 
 def reproduce_command(a) -> int:
-    "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold, the verdicts that differ from the reference and the count; 0 if every verdict is the reference's, 1 if one differs, 2 on a problem with the output or the cluster (see `REPRODUCE_EXIT`)."
+    "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold, the verdicts that differ from the reference and the count; 0 if every verdict is the reference's, 1 if one differs, 2 on a problem with the output or the cluster, 3 if the reference holds none of the claims (see `REPRODUCE_EXIT`)."
     _check_reproduce(a)
     from entropic_bound.reproduce import reproduce, claims_count_line
     from entropic_bound.policy import tune_allocator
@@ -180,12 +183,19 @@ def reproduce_command(a) -> int:
     differ, unknown = verdict_differences(claims, exact=exact)
     for cid, ref, got in differ: print(f"DIFFERS FROM THE REFERENCE {cid}: reference {ref}, measured {got}")
     if unknown: print(f"not in the reference, not compared: {', '.join(unknown)}")
+    if len(unknown) == len(claims):                                    # nothing compared: not "all 0 verdicts as documented", not exit 0
+        from entropic_bound.experiment import shelf
+        print(f"{claims_count_line(claims)}; no verdict compared: the stored reference holds no claim of {', '.join(a.only or shelf(a.shelf))}; "
+              f"results written to {a.out} (tables, figures, summary.md, claims.json) ({time.perf_counter() - t0:.0f} s); exit status 3")
+        return 3
     verdicts = (f"{len(differ)} of {len(claims) - len(unknown)} verdicts differ from the reference" if differ
                 else f"all {len(claims) - len(unknown)} verdicts as the reference documents them")
     print(f"{claims_count_line(claims)}; {verdicts} ({time.perf_counter() - t0:.0f} s); outputs in {a.out}")
     return 1 if differ else 0
 
 # %% ../nbs/92_cli.ipynb #6d9ba181
+MAX_BOOTSTRAP = 10_000      # the most resamples `estimate --bootstrap` takes (50 times the default; each costs an estimate of its own)
+
 def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound estimate`."
     from entropic_bound.estimate import KINDS
@@ -193,7 +203,7 @@ def _estimate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", choices=KINDS, default="token-mixing", help="the task family (default: token-mixing)")
     p.add_argument("--v", metavar="FILE", help="a file holding the value map V (d, d_v)")
     p.add_argument("--noise-std", type=float, metavar="S", help="noise level σ if known (default: estimate it)")
-    p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="number of resamples (default 200)")
+    p.add_argument("--bootstrap", type=int, default=200, metavar="B", help=f"number of resamples, 0..{MAX_BOOTSTRAP} (default 200)")
     p.add_argument("--seed", type=int, default=0, help=f"seed of the resamples, 0..{MAX_SEED} (default 0)")
     p.add_argument("--out", metavar="DIR", help="write DIR/estimate.json and DIR/estimate.png")
     p.add_argument("--json", action="store_true", help="print the JSON record to stdout instead of the report")
@@ -201,6 +211,7 @@ def _estimate_arguments(p: argparse.ArgumentParser) -> None:
 def estimate_command(a) -> int:
     "`entropic-bound estimate DATA [--kind …] [--v FILE] [--noise-std S] [--bootstrap B] [--seed N] [--out DIR] [--json]`: 0 on success, 2 on bad data or a bad `--out` (one line on stderr, nothing written)."
     _check_seed("seed", a.seed)
+    if not 0 <= a.bootstrap <= MAX_BOOTSTRAP: _usage(f"--bootstrap must be a number of resamples in 0..{MAX_BOOTSTRAP}; got {a.bootstrap}")
     if a.out is not None: _check_out(a.out)                   # before the data are read
     from entropic_bound.outputs import OutputFolder
     try:
@@ -237,15 +248,15 @@ def _estimate(a, out, names) -> int:
 
 # %% ../nbs/92_cli.ipynb #c92a0001
 def _model_positions(model) -> int | None:
-    "The token positions the config.json of checkpoint `model` declares (at most 4096, as `checkpoints.encode_text` packs), read without loading it; None where it does not say (a GGUF file; a bad --model, which the loader names)."
-    from entropic_bound.checkpoints import resolve_model
+    "The token positions the config.json of checkpoint `model` declares (at most `checkpoints.MAX_POSITIONS`, as `checkpoints.encode_text` packs), read without loading it; None where it does not say (a GGUF file, whose positions `encode_text` checks once it loads; a bad --model, which the loader names)."
+    from entropic_bound.checkpoints import MAX_POSITIONS, resolve_model
     try: src = resolve_model(model)
     except ValueError: return None
     if src.gguf_file is not None: return None
     try: cfg = json.loads((src.path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError): return None
     n = next((cfg[k] for k in ("max_position_embeddings", "n_positions") if isinstance(cfg, dict) and isinstance(cfg.get(k), int)), None)
-    return None if n is None else min(n, 4096)
+    return None if n is None else min(n, MAX_POSITIONS)
 
 def _tokenizer(model, tokenizer=None):
     "The checkpoint's tokenizer (or `tokenizer`), loaded without the weights; None where it does not load (the loader names the problem)."
@@ -290,7 +301,7 @@ def _audit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tol", type=float, default=0.05, help="tolerance on attention total variation, in (0, 1) (default 0.05)")
     p.add_argument("--tol-out", type=float, default=None, help="tolerance on the head-output energy share (default: --tol)")
     p.add_argument("--seq-len", type=int, default=128, help="tokens per packed sequence, at least 8 and at most the model's positions less the special "
-                   "tokens around each sequence (510 for the shipped MiniLM; more is refused, and for a .gguf file, whose positions are read as it loads, cut to that) (default 128)")
+                   "tokens around each sequence (510 for the shipped MiniLM; more is refused, for a .gguf file once it loads and its positions are read) (default 128)")
     p.add_argument("--max-sequences", type=int, default=None, help="measure at most this many sequences")
     p.add_argument("--seed", type=int, default=0, help=f"seed of the fit / held-out split, 0..{MAX_SEED} (default 0)")
     p.add_argument("--curves", type=int, default=4, help="heads whose full error-vs-rank curves are drawn (default 4)")
@@ -337,6 +348,7 @@ def compress_budgets(budget: float | None, budgets: str | None) -> tuple:
     if budgets is not None:
         try: table = tuple(float(b) for b in budgets.split(","))
         except ValueError: _usage(f"--budgets: comma-separated fractions in (0, 1]; got {budgets!r}")
+        if not all(0 < b <= 1 for b in table): _usage(f"--budgets must be comma-separated fractions in (0, 1]; got {budgets!r}")
     else: table = BUDGETS if budget is None else (float(budget),)
     return (BUDGET if budget is None else float(budget)), table
 
@@ -392,4 +404,10 @@ def main(argv=None) -> int:
     except ValueError as e:                                                   # bad input anywhere (InputError): one line, exit status 2, nothing written
         from entropic_bound.spectral import InputError
         if not isinstance(e, InputError): raise
-        return _error(command if command in COMMANDS else None, f"--{e}" if e.arg else e)
+        return _error(command if command in COMMANDS else None, _option_message(e, a) or (f"--{e}" if e.arg else e))
+
+def _option_message(e, a) -> str | None:
+    "A settings error (`experiment.SettingsError`, e.g. `Table6Settings.budgets must be ...`) on a field the command has as an option: the message naming the option (`--budgets must be ...`); else None."
+    from entropic_bound.experiment import SettingsError
+    if not isinstance(e, SettingsError) or a is None or not hasattr(a, e.field): return None
+    return e.for_option("--" + e.field.replace("_", "-"))

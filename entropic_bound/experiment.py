@@ -24,11 +24,12 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['RECORDS_VARIABLE', 'REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'BEYOND', 'SHELVES', 'PRESETS',
-           'DEFAULT_SEEDS', 'seed_tuple', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment', 'units',
-           'measure_unit', 'summarise_units', 'run', 'records_folder', 'result_cells', 'reference_entry',
+           'DEFAULT_SEEDS', 'seed_tuple', 'SettingsError', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment',
+           'units', 'measure_unit', 'summarise_units', 'run', 'records_folder', 'result_cells', 'reference_entry',
            'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'shelf', 'experiment', 'plain',
            'settings_config', 'experiment_config', 'config_key', 'figure_png', 'reusable_record', 'save_units',
-           'reusable_units', 'write_record', 'Job', 'InProcess', 'ProcessPool', 'run_experiments']
+           'reusable_units', 'write_record', 'unit_config', 'unit_path', 'save_unit', 'load_unit', 'Job', 'InProcess',
+           'ProcessPool', 'run_experiments']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -41,11 +42,22 @@ def seed_tuple(seeds) -> tuple:
     if len(set(out)) != len(out): raise InputError(f"seeds must be distinct; got {list(out)}")
     return out
 
+class SettingsError(InputError):
+    """A setting that fails its rule, named as a library caller sets it (`Table6Settings.budgets must be fractions in (0, 1]; got ...`);
+    its `field`, `expected` and `value` let a command line name its own option instead (`for_option`)."""
+    def __init__(self, settings: str, field: str, expected: str, value):
+        super().__init__(f"{settings}.{field} must be {expected}; got {value!r}")
+        self.settings, self.field, self.expected, self.value = settings, field, expected, value
+    def __reduce__(self): return type(self), (self.settings, self.field, self.expected, self.value)   # the same error from a worker process
+    def for_option(self, option: str) -> str:
+        "The message naming `option` (e.g. '--budgets') instead of the settings field."
+        return f"{option} must be {self.expected}; got {self.value!r}"
+
 def check_settings(s, **rules) -> None:
-    "Raise ValueError naming the field of settings `s` whose value fails its rule; `rules` maps a field to (predicate, expectation)."
+    "Raise `SettingsError` (an `InputError`) naming the field of settings `s` whose value fails its rule; `rules` maps a field to (predicate, expectation)."
     for name, (ok, expected) in rules.items():
         v = getattr(s, name)
-        if not ok(v): raise InputError(f"{type(s).__name__}.{name} must be {expected}; got {v!r}")
+        if not ok(v): raise SettingsError(type(s).__name__, name, expected, v)
 
 # %% ../nbs/30_experiment.ipynb #0ad23f74
 @dataclass(frozen=True)
@@ -320,6 +332,33 @@ def write_record(out: Path, config: dict, result: ExperimentResult, seconds: flo
     atomic_write(out / ".records" / f"{name}.json", json.dumps(record, indent=1))
     return record
 
+# %% ../nbs/30_experiment.ipynb #a59c0004
+def unit_config(name: str, preset: str, unit: Unit, device: str, overrides: dict | None = None) -> dict:
+    "Everything that decides one unit's data: the experiment's configuration (`experiment_config`, with settings `overrides`) for the unit's seed(s), and its part."
+    return {**experiment_config(name, preset, unit.seeds, device, overrides), "part": unit.part}
+
+def unit_path(out, unit: Unit, config: dict) -> Path:
+    "Where the unit with `config` is kept under the results folder `out`: `.units/<experiment>/<part>-seed<seed>-<key>.pkl`."
+    seeds = "-".join(str(s) for s in unit.seeds)
+    return Path(out) / ".units" / unit.experiment / f"{unit.part}-seed{seeds}-{config_key(config)}.pkl"
+
+# The unit files are this library's own cache: typed measurements (dataclasses of numbers and
+# arrays), which JSON cannot hold, so they are pickled. They are written only by `save_unit`
+# below and read only from the results folder of a run; as with any pickle, do not load unit files
+# that someone else gave you.
+def save_unit(path: Path, config: dict, data: dict) -> None:
+    "Record one finished unit atomically (a temporary file, then a rename): a reader sees the whole unit or none."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, pickle.dumps(dict(config=config, data=data), protocol=pickle.HIGHEST_PROTOCOL))
+
+def load_unit(path: Path, config: dict) -> dict | None:
+    "The data of a recorded unit whose configuration is `config`, or None (not there, unreadable, or another configuration)."
+    try:
+        with open(path, "rb") as f: rec = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+        return None
+    return rec["data"] if isinstance(rec, dict) and rec.get("config") == config else None
+
 # %% ../nbs/30_experiment.ipynb #873c0c67
 @dataclass(frozen=True)
 class Job:
@@ -345,23 +384,35 @@ class InProcess:
     unit_counts = None
 
 def _pool_init(threads: int):
-    "Set up a `ProcessPool` worker: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle."
+    """Set up a `ProcessPool` worker: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle, and the
+    parent's stop (SIGTERM, `Pool.terminate`) ends the worker as an exit does, so that what it holds is released (the semaphore of a progress
+    bar's lock, say: killed outright, it is reported as leaked)."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     set_worker_threads(threads)
 
 def _measure_job(job: Job) -> tuple: return job.measure()
+
+def _spawn_pool(workers: int, threads: int):
+    """A spawn pool of `workers` whose workers never see Ctrl-C: SIGINT is ignored here while they are spawned, a disposition a worker
+    inherits and keeps from its first instruction (its imports come before `_pool_init`), so that only the parent handles Ctrl-C. The
+    milliseconds of spawning are the one moment a Ctrl-C goes unheard (pressed again, it stops the run)."""
+    import multiprocessing, signal, threading
+    start = lambda: multiprocessing.get_context("spawn").Pool(workers, _pool_init, (threads,))
+    if threading.current_thread() is not threading.main_thread(): return start()    # only the main thread may set a handler
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try: return start()
+    finally: signal.signal(signal.SIGINT, signal.default_int_handler if before is None else before)
 
 class ProcessPool(InProcess):
     "Backend: measure the units on `workers` fresh worker processes of this machine (spawn), each engine on its share of the cores. A script that uses it needs the usual `if __name__ == '__main__':` guard."
     def __init__(self, workers: int): self.workers = workers
     def measure(self, jobs: list) -> Iterator[tuple]:
-        import multiprocessing
         if not jobs: return
-        import sys
         if sys.stderr.isatty(): jobs = [dataclasses.replace(j, progress=False) for j in jobs]   # a terminal: the parent's bar is the one bar
         workers = min(self.workers, len(jobs))                      # the cores shared among the workers there are
-        pool = multiprocessing.get_context("spawn").Pool(workers, _pool_init, (max(1, engine_threads() // workers),))
+        pool = _spawn_pool(workers, max(1, engine_threads() // workers))
         try:
             yield from pool.imap_unordered(_measure_job, jobs)
             pool.close()
@@ -372,40 +423,64 @@ class ProcessPool(InProcess):
 # %% ../nbs/30_experiment.ipynb #f8b90521
 @dataclass
 class _Pending:
-    "An experiment being measured: its settings, configuration, units and the data in so far."
+    "An experiment being measured: its settings, configuration, units ({Unit: (unit configuration, unit file)}) and the data in so far."
     exp: Experiment
     settings: Any
     config: dict
-    units: list
+    units: dict
     measured: dict = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
 
+def _drop_unit_files(out: Path, p: _Pending) -> None:
+    "Remove the unit files of a written experiment (its record and `.records/<name>.units.pkl` hold every unit), and `.units` folders left empty."
+    for _, path in p.units.values(): path.unlink(missing_ok=True)
+    for folder in (out / ".units" / p.exp.name, out / ".units"):
+        try: folder.rmdir()
+        except OSError: pass                                        # not empty (another experiment's units) or not there
+
 def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu", backend=None,
                     force: bool = False, progress: bool | None = None, overrides: dict | None = None) -> list:
-    "Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures, measured units and record under `out`; `overrides` {name: {setting: value}} changes settings of the preset; returns the records in the order of `names`."
+    """Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures, measured units and record under `out`;
+    `overrides` {name: {setting: value}} changes settings of the preset; returns the records in the order of `names`. Every unit is kept under
+    `out/.units` as it arrives (`save_unit`), so a run stopped part-way (Ctrl-C, a crash) measures only the missing units when run again (`force`:
+    every unit); an experiment's unit files go once its record is written."""
     out, seeds, backend, overrides = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend, overrides or {}
     unknown = sorted(set(overrides) - set(names))
     if unknown: raise InputError(f"settings overrides for experiments that are not run: {unknown}")
     (out / ".records").mkdir(parents=True, exist_ok=True)
-    records, pending = {}, {}
+    records, pending, kept = {}, {}, {}
     for name in names:
         config = experiment_config(name, preset, seeds, device, overrides.get(name))
         if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
         exp = experiment(name); settings = exp.settings(preset, **overrides.get(name, {}))
-        if not force and (kept := reusable_units(out, config)) is not None:         # measured, not summarised (the summary failed): summarise again
+        if not force and (whole := reusable_units(out, config)) is not None:         # measured, not summarised (the summary failed): summarise again
             t0 = time.perf_counter()
-            records[name] = write_record(out, config, summarise_units(exp, settings, seeds, kept), time.perf_counter() - t0, None, kept); continue
-        pending[name] = _Pending(exp, settings, config, units(exp, settings, seeds, groups=backend.seed_groups(seeds)))
-    jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units]
+            records[name] = write_record(out, config, summarise_units(exp, settings, seeds, whole), time.perf_counter() - t0, None, whole); continue
+        cfgs = {u: unit_config(name, preset, u, device, overrides.get(name)) for u in units(exp, settings, seeds, groups=backend.seed_groups(seeds))}
+        p = pending[name] = _Pending(exp, settings, config, {u: (cfg, unit_path(out, u, cfg)) for u, cfg in cfgs.items()})
+        if not force: p.measured = {u: data for u, (cfg, path) in p.units.items() if (data := load_unit(path, cfg)) is not None}
+        kept[name] = len(p.measured)                                  # units a stopped run kept: not measured again
+
+    def finish(name: str) -> None:
+        "All units of `name` are in: keep them (a failing summary loses no measurement), summarise, write the record, drop the unit files."
+        p = pending[name]; save_units(out, p.config, p.measured); t0 = time.perf_counter()
+        result = summarise_units(p.exp, p.settings, seeds, p.measured)
+        counts = None if backend.unit_counts is None else backend.unit_counts.get(name, {})
+        counts = None if counts is None else dict(reused=counts.get("reused", 0) + kept[name], computed=counts.get("computed", 0))
+        records[name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts, p.measured)
+        _drop_unit_files(out, p)
+
+    jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units if u not in p.measured]
     jobs.sort(key=lambda j: -pending[j.name].exp.costs.get(preset, {}).get(j.unit.part, 0.0))     # the heaviest units first: workers that finish early take the light ones
     with progress_bar(total=len(jobs), desc="units", unit="unit", show=progress) as bar:     # a bar on a terminal, a line per unit in a log
         for name in records: bar.note(f"{name}: reused, its record under {out} is up to date (--force measures it again)")
+        for name, p in pending.items():
+            if kept[name]: bar.note(f"{name}: {kept[name]} of {len(p.units)} units kept under {out / '.units'} by an earlier run; measuring the other {len(p.units) - kept[name]}")
+            if len(p.measured) == len(p.units): finish(name)
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
+            cfg, path = p.units[job.unit]
+            if not path.is_file(): save_unit(path, cfg, data)           # kept as it arrives (a backend that records units, as Dask's does, has)
             bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
-            if len(p.measured) == len(p.units):                          # all of its units: keep them (a failing summary loses no measurement), summarise and write
-                save_units(out, p.config, p.measured); t0 = time.perf_counter()
-                result = summarise_units(p.exp, p.settings, seeds, p.measured)
-                counts = None if backend.unit_counts is None else backend.unit_counts.get(job.name)
-                records[job.name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts, p.measured)
+            if len(p.measured) == len(p.units): finish(job.name)
     return [records[n] for n in names]

@@ -39,12 +39,15 @@ def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
     ax = axes[1]
     rel = table2_extra["relative_excess"]; names = list(rel)
     bars = ax.bar(names, [rel[k] for k in names], color=["tab:green" if rel[k] < 0.5 else "tab:red" for k in names])
-    for b, k in zip(bars, names): ax.text(b.get_x() + b.get_width() / 2, max(rel[k], 0) + 0.02, f"{rel[k]:.3g}", ha="center", fontsize=8)
-    if "permutation_bound" in table2_extra:
+    top = max(1.0, *(rel[k] for k in names))                               # value labels upright above the bars (never side by side),
+    for b, k in zip(bars, names): ax.text(b.get_x() + b.get_width() / 2, max(rel[k], 0) + 0.02 * top, f"{rel[k]:.3g}", ha="center", va="bottom",
+                                          rotation=90, fontsize=7)
+    if "permutation_bound" in table2_extra:                                # the legend in the headroom above the labels
         ax.axhline(table2_extra["permutation_bound"], color="k", ls="--", lw=1, label="permutation bound")
-        ax.legend(fontsize=7, loc="center right")
-    ax.set(ylim=(0, 1.15), ylabel="relative excess at r = r*", xlabel="ladder class (0 = achieves, 1 = learns nothing)",
+        ax.legend(fontsize=7, loc="upper center", borderaxespad=0.3)
+    ax.set(ylim=(0, 1.62 * top), ylabel="relative excess at r = r*", xlabel="ladder class (0 = achieves, 1 = learns nothing)",
            title="② Naive transfer to attention:\nfails even at full rank (B1c)")
+    ax.set_yticks([t for t in np.arange(0, 1.62 * top, 0.25) if t <= top + 1e-9])   # ticks over the data's range, none in the headroom
     ax.tick_params(axis="x", labelrotation=90, labelsize=8)                # upright class names: side by side, never overlapping
     ax = axes[2]
     for kind, sw in table3_extra["sweep"].items():

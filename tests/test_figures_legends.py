@@ -72,8 +72,6 @@ LADDERS = {"mixed": (0.0001, 1.0066, 1.009, 1.0021, 1.0172, 0.0001, 0.5925, 0.01
            "all near 0": (0.0012, 0.0031, 0.0009, 0.0044, 0.0021, 0.0017, 0.0026, 0.0008, 0.0035)}
 
 
-@pytest.mark.xfail(strict=True, reason="Figure 1 is drawn by reproduce.figure1 (nbs/90_reproduce.ipynb): its ladder legend and value labels still "
-                   "cover the bars there until that page takes the change; strict, so the mark goes once it does")
 @pytest.mark.parametrize("ladder", list(LADDERS))
 def test_figure1_ladder_legend_and_labels_clear(ladder):
     fig = figure1(*_extras(LADDERS[ladder]))

@@ -186,7 +186,7 @@ def test_ctrl_c_keeps_the_finished_records_and_a_rerun_resumes(fake_experiments,
     assert (out / "fake1.csv").is_file() and (out / ".records" / "fake1.json").is_file() and not (out / LOCK_FILE).exists()
     kept = os.stat(out / ".records" / "fake1.json")
     again = subprocess.run([sys.executable, "-c", _reproduce_script(fake_experiments, out)], capture_output=True, text=True, timeout=WAIT)
-    assert again.returncode in (0, 1), again.stderr[-2000:]
+    assert again.returncode == 3, again.stderr[-2000:]                        # done; the stand-ins' claims have no reference: nothing compared
     now = os.stat(out / ".records" / "fake1.json")
     assert (now.st_ino, now.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)   # fake1 reused, not measured and written again
     assert (out / "fake2.csv").is_file() and (out / "claims.json").is_file()
@@ -266,3 +266,64 @@ def test_an_out_nobody_can_write_is_refused_before_any_work(command, capsys, no_
     code, err = _run([command, "--out", str(out), "--no-progress"], capsys)
     _one_line(code, err, "--out")
     assert not out.exists()
+
+
+# ---- first contact, second look: counts, bounds and names a user meets --------------------------------------------------------
+
+def test_encode_text_refuses_a_seq_len_beyond_the_model_naming_its_limit():
+    "A --seq-len the model cannot take is refused with its limit (checkpoints.MAX_POSITIONS the one cap), never cut in silence."
+    from types import SimpleNamespace
+    from entropic_bound.spectral import InputError
+    tok = lambda lines, add_special_tokens=False: {"input_ids": [[5] * 40 for _ in lines]}
+    bert = SimpleNamespace(tokenizer=tok, prefix_ids=(101,), suffix_ids=(102,), max_positions=512, name="a BERT")
+    with pytest.raises(InputError, match=r"seq-len: 100000 is more than a BERT takes: at most 510 tokens \(512 positions less 2") as e:
+        checkpoints.encode_text(bert, ["a line"] * 4, seq_len=100000)
+    assert e.value.arg == "seq-len"
+    assert checkpoints.encode_text(bert, ["a line"] * 4, seq_len=510).ids.shape[1] <= 512
+    long = SimpleNamespace(tokenizer=tok, prefix_ids=(1,), suffix_ids=(), max_positions=131072, name="a long decoder")
+    with pytest.raises(InputError, match=rf"at most {checkpoints.MAX_POSITIONS - 1} tokens \({checkpoints.MAX_POSITIONS} positions \(of 131072"):
+        checkpoints.encode_text(long, ["a line"], seq_len=checkpoints.MAX_POSITIONS)
+
+
+def test_cli_seq_len_check_reads_the_one_limit(tmp_path, monkeypatch):
+    "The command line's --seq-len check caps the declared positions at checkpoints.MAX_POSITIONS, not at a copy of it."
+    model = tmp_path / "m"; model.mkdir(); (model / "config.json").write_text(json.dumps(dict(max_position_embeddings=10**6)))
+    monkeypatch.setattr(checkpoints, "MAX_POSITIONS", 777)
+    assert cli._model_positions(str(model)) == 777
+
+
+def test_nothing_compared_is_not_exit_0(tmp_path, capsys, monkeypatch):
+    "Claims the reference does not hold (here: none it holds, as for --shelf beyond) are written, said plainly, and exit 3 as --help documents."
+    monkeypatch.setattr(cli, "reference_verdicts", lambda field="verdict": {})
+    code = cli.main(["reproduce", "--preset", "smoke", "--seeds", "1", "--only", "table4", "--out", str(tmp_path / "out"), "--no-progress", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 3, out
+    last = out.strip().splitlines()[-1]
+    assert "no verdict compared: the stored reference holds no claim of table4" in last and "as the reference documents" not in out, last
+    assert (tmp_path / "out" / "claims.json").is_file()
+    assert cli.main(["reproduce", "--help"]) == 0
+    assert "3 nothing compared" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("bootstrap", ["1000000000", "-1"])
+def test_estimate_bootstrap_is_bounded(bootstrap, tmp_path, capsys, monkeypatch):
+    import entropic_bound.estimate as est
+    def reached(*a, **k): raise AssertionError("the data were read before --bootstrap was checked")
+    monkeypatch.setattr(est, "load_samples", reached)
+    code, err = _run(["estimate", "data.npz", "--bootstrap", bootstrap], capsys)
+    _one_line(code, err, "--bootstrap")
+    assert f"0..{cli.MAX_BOOTSTRAP}" in err
+
+
+def test_settings_errors_name_the_option(tmp_path, capsys, no_model, monkeypatch):
+    "A settings rule that fails reaches a user as the option (--budgets, --max-sequences), not as an internal field; a library caller keeps the field."
+    from entropic_bound.experiment import SettingsError, experiment
+    code, err = _run(["compress", "--budgets", "0.5,2", "--out", str(tmp_path / "c"), "--no-progress"], capsys)
+    _one_line(code, err, "--budgets must be comma-separated fractions in (0, 1]")
+    assert "Settings" not in err and not (tmp_path / "c").exists()
+    import entropic_bound.audit_run as ar
+    monkeypatch.setattr(ar, "run_audit", lambda *a, **k: experiment("audit").settings("quick", max_sequences=1))
+    code, err = _run(["audit", "--out", str(tmp_path / "a"), "--no-progress"], capsys)
+    _one_line(code, err, "--max-sequences must be None or an integer >= 2; got 1")
+    assert "AuditSettings" not in err and not (tmp_path / "a").exists()
+    with pytest.raises(SettingsError, match=r"AuditSettings\.max_sequences must be"): experiment("audit").settings("quick", max_sequences=1)

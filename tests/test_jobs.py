@@ -2,11 +2,17 @@
 give the same files as the run in one process with the same engine threads per model batch; a second run reuses
 every experiment; bad `--jobs` values are one line and exit status 2. Tiny sizes: the `smoke` preset."""
 import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from entropic_bound.cli import main
-from entropic_bound.experiment import shelf
+from entropic_bound.experiment import InProcess, ProcessPool, run_experiments, shelf
 from entropic_bound.reproduce import default_jobs, reproduce
 from entropic_bound.policy import engine_threads, set_engine_threads
 
@@ -54,3 +60,55 @@ def test_bad_jobs_exit_2(tmp_path, capsys, extra):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--jobs" in err, err
     assert not (tmp_path / "out").exists()
+
+
+class _PerSeedPool(ProcessPool):
+    "`ProcessPool` with one seed per unit, counting the jobs it is given; `stop_after`: a Ctrl-C once that many units are in."
+    def __init__(self, workers: int, stop_after: int | None = None):
+        super().__init__(workers); self.stop_after, self.given = stop_after, []
+    def seed_groups(self, seeds): return [(s,) for s in seeds]
+    def measure(self, jobs):
+        self.given += jobs
+        for i, done in enumerate(super().measure(jobs)):
+            if i == self.stop_after: raise KeyboardInterrupt
+            yield done
+
+
+def test_ctrl_c_keeps_finished_units_of_a_jobs_run(tmp_path):
+    "Ctrl-C in a --jobs run keeps every unit that came back (under .units/); the rerun measures only the others and writes the same table."
+    seeds = (0, 1, 2)                                                      # Table 4 at smoke: three units of a second or less
+    run_experiments(["table4"], tmp_path / "whole", "smoke", seeds, backend=InProcess(), progress=False)
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt): run_experiments(["table4"], out, "smoke", seeds, backend=_PerSeedPool(JOBS, stop_after=1), progress=False)
+    kept = sorted((out / ".units" / "table4").glob("*.pkl"))
+    assert len(kept) == 1 and not (out / "table4.csv").exists(), kept
+    again = _PerSeedPool(JOBS)
+    run_experiments(["table4"], out, "smoke", seeds, backend=again, progress=False)
+    assert sorted(j.unit.seeds for j in again.given) == [s for s in [(0,), (1,), (2,)] if s[0] not in
+                                                          {int(p.name.split("-")[1][4:]) for p in kept}]   # only the two missing units
+    assert (out / "table4.csv").read_bytes() == (tmp_path / "whole" / "table4.csv").read_bytes()
+    assert not (out / ".units").exists()                                  # gone with the record written
+
+
+@pytest.mark.parametrize("when", ["workers starting", "a unit landed"])
+def test_ctrl_c_in_a_jobs_run_is_one_line(when, tmp_path):
+    """Ctrl-C to the whole process group of a --jobs 2 run, while the workers are still importing or once a unit has landed: the parent's one
+    line (naming the units kept) and exit 130, no worker traceback, no leaked semaphore of a worker stopped mid-unit."""
+    cli = [sys.executable, "-c", "import sys; from entropic_bound.cli import main; sys.exit(main(sys.argv[1:]))"]
+    out = tmp_path / "o"
+    p = subprocess.Popen(cli + ["reproduce", "--preset", "smoke", "--seeds", "1", "--only", "table2", "--jobs", "2", "--out", str(out), "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    def parent_hears_ctrl_c():                   # SIGINT not ignored: the few milliseconds of spawning, the one moment it is, are over
+        try: return not int(Path(f"/proc/{p.pid}/status").read_text().split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1))
+        except (OSError, IndexError): return False
+    workers = lambda: len(subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()) >= 4   # parent, 2 workers, tracker
+    ready = ((lambda: workers() and parent_hears_ctrl_c()) if when == "workers starting"
+             else lambda: any((out / ".units" / "table2").glob("*.pkl")))                                         # table2: three units
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert p.poll() is None and time.monotonic() < deadline, f"never reached: {when}"
+        time.sleep(0.02)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and err.count("\n") == 1 and "Traceback" not in err and "leaked" not in err, err
+    if when == "a unit landed": assert "finished unit" in err and "of table2" in err, err
