@@ -480,7 +480,7 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
             cfg, path = p.units[job.unit]
-            if not path.is_file(): save_unit(path, cfg, data)           # kept as it arrives (a backend that records units, as Dask's does, has)
+            save_unit(path, cfg, data)                                  # kept as it arrives (over a file a stopped run left unreadable)
             bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
             if len(p.measured) == len(p.units): finish(job.name)
     return [records[n] for n in names]
