@@ -432,8 +432,9 @@ class _Pending:
     seconds: float = 0.0
 
 def _drop_unit_files(out: Path, p: _Pending) -> None:
-    "Remove the unit files of a written experiment (its record and `.records/<name>.units.pkl` hold every unit), and `.units` folders left empty."
+    "Remove the unit files of a written experiment (its record and `.records/<name>.units.pkl` hold every unit), the temporary files of writes a killed run left there, and `.units` folders left empty."
     for _, path in p.units.values(): path.unlink(missing_ok=True)
+    for tmp in (out / ".units" / p.exp.name).glob(".*.tmp"): tmp.unlink(missing_ok=True)     # `atomic_write`'s, cut short by a kill
     for folder in (out / ".units" / p.exp.name, out / ".units"):
         try: folder.rmdir()
         except OSError: pass                                        # not empty (another experiment's units) or not there
@@ -459,6 +460,8 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         cfgs = {u: unit_config(name, preset, u, device, overrides.get(name)) for u in units(exp, settings, seeds, groups=backend.seed_groups(seeds))}
         p = pending[name] = _Pending(exp, settings, config, {u: (cfg, unit_path(out, u, cfg)) for u, cfg in cfgs.items()})
         if not force: p.measured = {u: data for u, (cfg, path) in p.units.items() if (data := load_unit(path, cfg)) is not None}
+        for u, (_, path) in p.units.items():
+            if u not in p.measured: path.unlink(missing_ok=True)         # unreadable, or --force: its new file is written as it arrives
         kept[name] = len(p.measured)                                  # units a stopped run kept: not measured again
 
     def finish(name: str) -> None:
@@ -480,7 +483,7 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
         for job, data, seconds in backend.measure(jobs):
             p = pending[job.name]; p.measured[job.unit] = data; p.seconds += seconds
             cfg, path = p.units[job.unit]
-            save_unit(path, cfg, data)                                  # kept as it arrives (over a file a stopped run left unreadable)
+            if not path.is_file(): save_unit(path, cfg, data)           # kept as it arrives (a backend that records units, as Dask's does, has)
             bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
             if len(p.measured) == len(p.units): finish(job.name)
     return [records[n] for n in names]

@@ -4,6 +4,7 @@ time; a command killed in the middle of a run is resumed unit by unit; and the e
 scheduler that cannot be reached) are one line and exit status 2. Tiny sizes: the `smoke` preset."""
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -125,11 +126,13 @@ def test_killed_command_resumes_unit_by_unit(cluster, table4_reference, tmp_path
         proc.kill(); proc.wait(WAIT)
     kept = len(_recorded(out, "table4"))
     assert 2 <= kept < len(KILL_SEEDS), f"the command was to be killed mid-run; {kept} units were recorded"
-    assert not (out / "table4.csv").exists() and not list((out / ".units").rglob("*.tmp"))   # nothing half-written
+    assert not (out / "table4.csv").exists()
+    for unit in (out / ".units").rglob("*.pkl"): pickle.loads(unit.read_bytes())   # nothing half-written: a kill inside a write leaves its temporary file only
     client.wait_for_workers(2, timeout=WAIT)
     reproduce(out, "smoke", seeds=KILL_SEEDS, only=["table4"], progress=False, scheduler=c.scheduler_address, seeds_per_unit=1)
     counts = json.loads((out / ".records" / "table4.json").read_text())["units"]
     assert counts["reused"] >= kept and counts["reused"] + counts["computed"] == len(KILL_SEEDS), counts
+    assert not (out / ".units").exists()                               # the units went with the record, and any temporary file with them
     for f in ("table4.csv", "claims.json", "summary.md"):
         assert (out / f).read_bytes() == (table4_reference / f).read_bytes(), f"{f} differs from the uninterrupted run"
 

@@ -112,3 +112,30 @@ def test_ctrl_c_in_a_jobs_run_is_one_line(when, tmp_path):
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130 and err.count("\n") == 1 and "Traceback" not in err and "leaked" not in err, err
     if when == "a unit landed": assert "finished unit" in err and "of table2" in err, err
+
+
+class _PerSeedHere(InProcess):
+    "`InProcess` with one seed per unit, counting the jobs it is given; `stop_after`: a Ctrl-C once that many units are in."
+    def __init__(self, stop_after: int | None = None): self.stop_after, self.given = stop_after, []
+    def seed_groups(self, seeds): return [(s,) for s in seeds]
+    def measure(self, jobs):
+        self.given += jobs
+        for i, done in enumerate(super().measure(jobs)):
+            if i == self.stop_after: raise KeyboardInterrupt
+            yield done
+
+
+def test_an_unreadable_kept_unit_is_measured_again(tmp_path):
+    "A unit file a stopped run left unreadable is measured again and replaced, and the table is the uninterrupted run's."
+    run_experiments(["table4"], tmp_path / "whole", "smoke", (0, 1), backend=_PerSeedHere(), progress=False)
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt): run_experiments(["table4"], out, "smoke", (0, 1), backend=_PerSeedHere(stop_after=1), progress=False)
+    kept, = (out / ".units" / "table4").glob("*.pkl")
+    kept.write_bytes(b"cut sh")
+    again = _PerSeedHere(stop_after=1)                                     # a Ctrl-C once the broken unit is measured again
+    with pytest.raises(KeyboardInterrupt): run_experiments(["table4"], out, "smoke", (0, 1), backend=again, progress=False)
+    assert len(again.given) == 2 and (not kept.exists() or kept.read_bytes() != b"cut sh"), again.given   # measured again; the broken file not kept
+    (kept.parent / f".{kept.name}.x1y2.tmp").write_bytes(b"cut")           # the temporary file of a write a kill cut short
+    run_experiments(["table4"], out, "smoke", (0, 1), backend=_PerSeedHere(), progress=False)
+    assert (out / "table4.csv").read_bytes() == (tmp_path / "whole" / "table4.csv").read_bytes()
+    assert not (out / ".units").exists()                                   # every unit file, and that temporary file, gone with the record
