@@ -22,7 +22,7 @@ def prepare(path: str) -> None:
     torch.set_num_threads(2)
     smol = load_adapter("smollm2", causal_lm=True)
     fit = encode_text(smol, split_lines(read_text(default_text_path()), 0)[0], SEQ_LEN)
-    rows = codecs_at(key_statistics(smol, fit, pre=True), key_statistics(smol, fit), 2)
+    rows = codecs_at(*key_statistics(smol, fit, pre=(True, False)), 2)
     torch.save({k: rows[k] for k in ("kivi", "native")}, path)
 
 def one(cache: str, decode: int, specs: str) -> dict:

@@ -98,29 +98,36 @@ def _distortion(C: torch.Tensor, mask: torch.Tensor, group: int) -> np.ndarray:
     m = mask.to(C.dtype)[..., None]
     return np.stack([((quantise(C, [b] * C.shape[-1], group) - C) ** 2 * m).sum((0, 1)).numpy() for b in range(MAX_BITS + 1)], -1)
 
-def key_statistics(adapter: HeadAdapter, batch, pre: bool = False, group: int = GROUP) -> KeyStatistics:
-    "`KeyStatistics` of a rotary decoder on the packed fit sequences `batch`."
+def _layer_statistics(st, lay, pre: bool, unit: float, first: list, mask, group: int) -> dict:
+    "One layer's entries of `KeyStatistics` from its head states `st` (float64), after the rotary embedding or before it (`pre`)."
+    Lo, s, Ro = whitened_order(st, pre=pre, group=lay.group)
+    q, k = (st.q_pre, st.k_pre) if pre else (st.q, st.k)                                          # (a run's error does not move with a shift)
+    Sq = [torch.einsum("nhtd,nhte->de", q[:, lay.group == g], q[:, lay.group == g]) for g in range(len(first))]
+    P = [torch.linalg.eigh(torch.einsum("ntd,nte->de", k[:, h], k[:, h]))[1].flip(-1) for h in first]
+    return {"R": [Ro[h] * unit for h in first], "Ls": [Lo[h] * s[h] / unit for h in first], "s": [s[h].numpy() for h in first], "P": P,
+            "dn": [_distortion(k[:, h] @ Ro[h] * unit, mask, group) for h in first],
+            "dc": [_distortion(k[:, h], mask, group) for h in first], "wc": [S.diagonal().numpy() for S in Sq],
+            "dp": [_distortion(k[:, h] @ p, mask, group) for h, p in zip(first, P)],
+            "wp": [(p.T @ S @ p).diagonal().numpy() for S, p in zip(Sq, P)]}
+
+def key_statistics(adapter: HeadAdapter, batch, pre: bool | tuple = False, group: int = GROUP) -> KeyStatistics | tuple:
+    """`KeyStatistics` of a rotary decoder on the packed fit sequences `batch`, after the rotary embedding or before it (`pre`); with a
+    tuple of flags, e.g. `pre=(True, False)`, a tuple of them, one per flag, from one pass over the model."""
     if adapter.kind != "decoder" or not adapter.layer(0, 1).rotary: raise InputError("model", "keys in bits are for rotary decoders")
+    flags = tuple(bool(f) for f in pre) if isinstance(pre, (tuple, list)) else (bool(pre),)
     X, T = attention_inputs(adapter, batch), batch.ids.shape[1]
     unit = float(batch.mask.sum() * adapter.n_heads / adapter.n_kv_heads) ** 0.5            # native coordinates' energy is 1 over the fit tokens and heads
-    out = {k: [] for k in ("R", "Ls", "s", "dn", "dc", "wc", "P", "dp", "wp")}
+    outs = [{k: [] for k in ("R", "Ls", "s", "dn", "dc", "wc", "P", "dp", "wp")} for _ in flags]
     with cpu_threads("cpu", 1):
         for l in range(adapter.n_layers):
             lay = adapter.layer(l, T)
-            st = head_states(lay, X[l], batch.mask, dtype=torch.float64)
-            Lo, s, Ro = whitened_order(st, pre=pre, group=lay.group)
+            st = head_states(lay, X[l], batch.mask, dtype=torch.float64)                    # one pass: both sides of the rotation read these
             first = [int((lay.group == g).nonzero()[0]) for g in range(adapter.n_kv_heads)]       # the order is the group's: one head of each
-            q, k = (st.q_pre, st.k_pre) if pre else (st.q, st.k)                                  # (a run's error does not move with a shift)
-            Sq = [torch.einsum("nhtd,nhte->de", q[:, lay.group == g], q[:, lay.group == g]) for g in range(adapter.n_kv_heads)]
-            P = [torch.linalg.eigh(torch.einsum("ntd,nte->de", k[:, h], k[:, h]))[1].flip(-1) for h in first]
-            for key, v in (("R", [Ro[h] * unit for h in first]), ("Ls", [Lo[h] * s[h] / unit for h in first]), ("s", [s[h].numpy() for h in first]), ("P", P),
-                           ("dn", [_distortion(k[:, h] @ Ro[h] * unit, batch.mask, group) for h in first]),
-                           ("dc", [_distortion(k[:, h], batch.mask, group) for h in first]), ("wc", [S.diagonal().numpy() for S in Sq]),
-                           ("dp", [_distortion(k[:, h] @ p, batch.mask, group) for h, p in zip(first, P)]),
-                           ("wp", [(p.T @ S @ p).diagonal().numpy() for S, p in zip(Sq, P)])):
-                out[key].append(v)
-    a = lambda key: np.array(out[key])
-    return KeyStatistics(out["R"], out["Ls"], a("s"), a("dn"), a("dc"), a("wc"), out["P"], a("dp"), a("wp"), pre)
+            for f, out in zip(flags, outs):
+                for key, v in _layer_statistics(st, lay, f, unit, first, batch.mask, group).items(): out[key].append(v)
+    stats = tuple(KeyStatistics(o["R"], o["Ls"], *(np.array(o[k]) for k in ("s", "dn", "dc", "wc")), o["P"], np.array(o["dp"]), np.array(o["wp"]), f)
+                  for o, f in zip(outs, flags))
+    return stats if isinstance(pre, (tuple, list)) else stats[0]
 
 def allocate_bits(weight: np.ndarray, dist: np.ndarray, budget: float, group: int = GROUP, lookahead: int = 3) -> np.ndarray:
     """Reverse water-filling in greedy steps: integer bits (n,) in 0..MAX_BITS making sum_j weight_j dist_j(b_j) small at a cost of
@@ -314,7 +321,7 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     if (why := bits_supported(adapter)) is not None: raise InputError("route", why)
     fit, held = encode_text(adapter, split_lines(lines, 0)[0], SEQ_LEN), encode_text(adapter, python_docs_text(max_lines=400), SEQ_LEN).head(EVAL_SEQUENCES)
     if progress: log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: statistics of {int(fit.mask.sum())} fit tokens ...")
-    pre, post = key_statistics(adapter, fit, pre=True), key_statistics(adapter, fit)
+    pre, post = key_statistics(adapter, fit, pre=(True, False))
     rows = codecs_at(pre, post, int(bits))
     model_ = use_codec(adapter.model, None)
     P0, fid = next_token_logprobs(model_, held, 2), {}
@@ -332,7 +339,7 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
                     fidelity=fid["native"], kivi_same_bytes=fid["kivi"], graded_on="python_docs_text (other source)")
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "key_bits.json", json.dumps(manifest, indent=1) + "\n")                 # what was measured, with or without an export
-    if export_model: export(key_bits_model(adapter.model, spec), adapter.tokenizer, None, None, None, out / "model", manifest)
+    if export_model: export(key_bits_model(adapter.model, spec), adapter.tokenizer, None, None, None, out / "model", manifest, progress=progress)
     log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: key cache {manifest['key_bytes_per_token']:.0f} B/token "
         f"(16-bit keys {manifest['key_bytes_per_token_16bit']:.0f}); next-token KL {fid['native']['kl']:.4f} on the other-source text "
         f"(KIVI-style {bits}-bit keys at the same bytes: {fid['kivi']['kl']:.4f})" + (f"; checkpoint in {out / 'model'}" if export_model else ""))
