@@ -9,12 +9,12 @@ from concurrent.futures import CancelledError
 from pathlib import Path
 
 from . import __version__
-from .experiment import Job, Unit, config_key, experiment_config
+from .experiment import Job, Unit, config_key, experiment_config, unit_config, unit_path, save_unit, load_unit
 from .outputs import atomic_write
 
 # %% auto #0
-__all__ = ['EXTRA', 'CONNECT_TIMEOUT', 'ClusterError', 'parse_scheduler', 'check_scheduler', 'connect', 'unit_config',
-           'unit_path', 'save_unit', 'load_unit', 'measure_remote', 'DaskBackend', 'dask_backend']
+__all__ = ['EXTRA', 'CONNECT_TIMEOUT', 'ClusterError', 'parse_scheduler', 'check_scheduler', 'connect', 'measure_remote',
+           'DaskBackend', 'dask_backend']
 
 # %% ../nbs/91_cluster.ipynb #82c3b105
 EXTRA = "pip install 'entropic_bound[cluster]'"
@@ -68,33 +68,6 @@ def connect(scheduler: str, timeout: float = CONNECT_TIMEOUT):
     finally:
         client.close()
         if cluster is not None: cluster.close()
-
-# %% ../nbs/91_cluster.ipynb #dd214aa5
-def unit_config(name: str, preset: str, unit: Unit, device: str) -> dict:
-    "Everything that decides one unit's data: the experiment's configuration for the unit's seed(s), and its part."
-    return {**experiment_config(name, preset, unit.seeds, device), "part": unit.part}
-
-def unit_path(out, unit: Unit, config: dict) -> Path:
-    "Where the unit with `config` is kept under the results folder `out`: `.units/<experiment>/<part>-seed<seed>-<key>.pkl`."
-    seeds = "-".join(str(s) for s in unit.seeds)
-    return Path(out) / ".units" / unit.experiment / f"{unit.part}-seed{seeds}-{config_key(config)}.pkl"
-
-# The unit files are this library's own cache: typed measurements (dataclasses of numbers and
-# arrays), which JSON cannot hold, so they are pickled. They are written only by `save_unit`
-# below and read only from the results folder of a run; as with any pickle, do not load unit files
-# that someone else gave you.
-def save_unit(path: Path, config: dict, data: dict) -> None:
-    "Record one finished unit atomically (a temporary file, then a rename): a reader sees the whole unit or none."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, pickle.dumps(dict(config=config, data=data), protocol=pickle.HIGHEST_PROTOCOL))
-
-def load_unit(path: Path, config: dict) -> dict | None:
-    "The data of a recorded unit whose configuration is `config`, or None (not there, unreadable, or another configuration)."
-    try:
-        with open(path, "rb") as f: rec = pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
-        return None
-    return rec["data"] if isinstance(rec, dict) and rec.get("config") == config else None
 
 # %% ../nbs/91_cluster.ipynb #7a907e84
 def measure_remote(job: Job, version: str = __version__) -> tuple:
