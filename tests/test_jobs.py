@@ -62,16 +62,21 @@ def test_bad_jobs_exit_2(tmp_path, capsys, extra):
     assert not (tmp_path / "out").exists()
 
 
-class _PerSeedPool(ProcessPool):
-    "`ProcessPool` with one seed per unit, counting the jobs it is given; `stop_after`: a Ctrl-C once that many units are in."
-    def __init__(self, workers: int, stop_after: int | None = None):
-        super().__init__(workers); self.stop_after, self.given = stop_after, []
-    def seed_groups(self, seeds): return [(s,) for s in seeds]
-    def measure(self, jobs):
-        self.given += jobs
-        for i, done in enumerate(super().measure(jobs)):
-            if i == self.stop_after: raise KeyboardInterrupt
-            yield done
+def _per_seed(base):
+    "The backend class `base` with one seed per unit, counting the jobs it is given; `stop_after`: a Ctrl-C once that many units are in."
+    class PerSeed(base):
+        def __init__(self, *args, stop_after: int | None = None):
+            super().__init__(*args); self.stop_after, self.given = stop_after, []
+        def seed_groups(self, seeds): return [(s,) for s in seeds]
+        def measure(self, jobs):
+            self.given += jobs
+            for i, done in enumerate(super().measure(jobs)):
+                if i == self.stop_after: raise KeyboardInterrupt
+                yield done
+    return PerSeed
+
+
+_PerSeedPool, _PerSeedHere = _per_seed(ProcessPool), _per_seed(InProcess)
 
 
 def test_ctrl_c_keeps_finished_units_of_a_jobs_run(tmp_path):
@@ -112,17 +117,6 @@ def test_ctrl_c_in_a_jobs_run_is_one_line(when, tmp_path):
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130 and err.count("\n") == 1 and "Traceback" not in err and "leaked" not in err, err
     if when == "a unit landed": assert "finished unit" in err and "of table2" in err, err
-
-
-class _PerSeedHere(InProcess):
-    "`InProcess` with one seed per unit, counting the jobs it is given; `stop_after`: a Ctrl-C once that many units are in."
-    def __init__(self, stop_after: int | None = None): self.stop_after, self.given = stop_after, []
-    def seed_groups(self, seeds): return [(s,) for s in seeds]
-    def measure(self, jobs):
-        self.given += jobs
-        for i, done in enumerate(super().measure(jobs)):
-            if i == self.stop_after: raise KeyboardInterrupt
-            yield done
 
 
 def test_an_unreadable_kept_unit_is_measured_again(tmp_path):
