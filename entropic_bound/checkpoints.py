@@ -27,7 +27,7 @@ __all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'EXAMPLE_SIZES', 'A
            'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads',
            'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource',
            'resolve_model', 'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable', 'load_adapter',
-           'loaded_adapter', 'TokenBatch', 'pack_token_ids', 'encode_text', 'attention_inputs']
+           'loaded_adapter', 'TokenBatch', 'pack_token_ids', 'seq_len_limit', 'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -626,14 +626,17 @@ def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=(
 
 MAX_POSITIONS = 4096        # the most token positions a packed sequence may span, whatever the model declares (the command line's --seq-len check reads it)
 
+def seq_len_limit(adapter: HeadAdapter) -> int:
+    "The most tokens of text a packed sequence of `adapter`'s model may hold: its positions (at most `MAX_POSITIONS`) less the special tokens around each sequence."
+    return min(adapter.max_positions, MAX_POSITIONS) - len(adapter.prefix_ids) - len(adapter.suffix_ids)
+
 def encode_text(adapter: HeadAdapter, lines: list[str], seq_len: int = 128) -> TokenBatch:
     """Tokenise `lines` with the checkpoint's tokenizer and pack them (see `pack_token_ids`) into sequences of `seq_len` tokens; a `seq_len`
     beyond what the model takes (its positions, at most `MAX_POSITIONS`, less the special tokens around each sequence) is InputError('seq-len', ...)."""
     if adapter.tokenizer is None:
         raise InputError("tokenizer", f"{adapter.name or 'the checkpoint'} has no tokenizer transformers can load; give one with --tokenizer")
     n_special = len(adapter.prefix_ids) + len(adapter.suffix_ids)
-    positions = min(adapter.max_positions, MAX_POSITIONS)
-    limit = positions - n_special
+    positions, limit = min(adapter.max_positions, MAX_POSITIONS), seq_len_limit(adapter)
     if not 1 <= seq_len: raise InputError("seq-len", f"must be >= 1; got {seq_len}")
     if seq_len > limit:
         raise InputError("seq-len", f"{seq_len} is more than {adapter.name or 'the model'} takes: at most {limit} tokens ({positions} positions"

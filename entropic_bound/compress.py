@@ -609,7 +609,7 @@ def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, or
     if out.exists() and (not out.is_dir() or any(out.iterdir())): raise InputError("out", f"{out} exists and is not an empty folder")
     with progress_bar(total=1, desc="export", unit="folder", show=progress) as bar:
         with staged_folder(out) as stage:                              # all or nothing, with the modes every other output gets (page 25)
-            net = saveable(net if dtype in (None, net.dtype) else copy.deepcopy(net).to(dtype))   # from GGUF: the quantiser marker dropped
+            net = saveable(net if dtype is None or dtype == net.dtype else copy.deepcopy(net).to(dtype))   # from GGUF: the quantiser marker dropped
             net.save_pretrained(stage)
             tokenizer.save_pretrained(stage)
             carried = carry_source(source, stage) if source is not None else dict(copied=[], left_out=[])

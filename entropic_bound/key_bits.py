@@ -309,7 +309,7 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     and KIVI-style keys at the bytes of `bits`-bit keys on the other-source text, and (`export_model`) export the model with its keys in bits
     to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest."""
     from pathlib import Path
-    from entropic_bound.checkpoints import loaded_adapter, read_text, default_text_path, encode_text, python_docs_text
+    from entropic_bound.checkpoints import loaded_adapter, read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
     from entropic_bound.compress import split_lines, next_token_logprobs, export
     import json
     from entropic_bound.outputs import atomic_write
@@ -319,7 +319,8 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     lines = read_text(default_text_path() if text is None else text)
     adapter = loaded_adapter(model, device, causal_lm=True)
     if (why := bits_supported(adapter)) is not None: raise InputError("route", why)
-    fit, held = encode_text(adapter, split_lines(lines, 0)[0], SEQ_LEN), encode_text(adapter, python_docs_text(max_lines=400), SEQ_LEN).head(EVAL_SEQUENCES)
+    seq = min(SEQ_LEN, seq_len_limit(adapter))                          # a model of fewer positions packs shorter sequences
+    fit, held = encode_text(adapter, split_lines(lines, 0)[0], seq), encode_text(adapter, python_docs_text(max_lines=400), seq).head(EVAL_SEQUENCES)
     if progress: log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: statistics of {int(fit.mask.sum())} fit tokens ...")
     pre, post = key_statistics(adapter, fit, pre=(True, False))
     rows = codecs_at(pre, post, int(bits))

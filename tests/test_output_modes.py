@@ -12,7 +12,7 @@ from entropic_bound import compress
 
 class _Net:
     "Stands in for a model: `save_pretrained` writes its weights owner-only, as a temporary-file writer would."
-    config = SimpleNamespace()
+    config, dtype = SimpleNamespace(architectures=None), "float32"                         # the precision it holds (a source of unknown precision: written as held)
     def save_pretrained(self, folder):
         fd = os.open(Path(folder) / "model.safetensors", os.O_CREAT | os.O_WRONLY, 0o600); os.write(fd, b"weights"); os.close(fd)
         (Path(folder) / "sub").mkdir(mode=0o700); (Path(folder) / "sub" / "part.bin").write_bytes(b"x")
