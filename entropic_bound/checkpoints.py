@@ -119,7 +119,7 @@ class HeadAdapter:
         four heads and the options that distinguish the family. The checks against `transformers`' own attention build from it."""
         raise NotImplementedError(f"{cls.__name__} has no example configuration")
     def layer(self, layer: int, T: int | None = None) -> LayerHeads:
-        "Layer `layer` in head coordinates, float64 (`heads.LayerHeads`); rotary tables for T positions (default: the model's, at most 4096)."
+        "Layer `layer` in head coordinates, float64 (`heads.LayerHeads`); rotary tables for T positions (default: the model's, at most `MAX_POSITIONS`)."
         raise NotImplementedError
     def input_modules(self) -> list:
         "Per layer, the module whose first input is the hidden state entering attention (T, d)."
@@ -251,7 +251,7 @@ class RotaryHeads(HeadAdapter):
         a = self._attn(l)
         (WQ, bQ), (WK, bK), (WV, _) = self._qkv(a)
         WO = self._out(a).weight.detach().double().T.reshape(self.n_heads, self.d_head, self.d_model)
-        cos, sin = self.rotary_tables(min(self.max_positions, 4096) if T is None else T, l)
+        cos, sin = self.rotary_tables(min(self.max_positions, MAX_POSITIONS) if T is None else T, l)
         return LayerHeads(WQ, bQ, WK, bK, WV, WO, scale=float(a.scaling), causal=True, window=self._window(a), cos=cos, sin=sin,
                           q_norm=self._norm(getattr(a, "q_norm", None)), k_norm=self._norm(getattr(a, "k_norm", None)), softcap=self._softcap(a))
     def output_modules(self): return [self._out(self._attn(l)) for l in range(self.n_layers)]
