@@ -65,12 +65,21 @@ def _figure(key: str, fallback: str = "") -> str:
 
 def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     "The arguments of `entropic-bound reproduce`."
-    from entropic_bound.experiment import EXPERIMENTS, PRESETS, SHELVES
+    from entropic_bound.experiment import DEFAULT_SEEDS, EXPERIMENTS, PRESETS, SHELVES
+    from entropic_bound.report import looks_confidence, looks_schedule
     quick = _figure("quick_time")
+    looks = lambda preset, cap: " → ".join(map(str, looks_schedule(DEFAULT_SEEDS[preset], cap)))
     r.add_argument("--preset", default="quick", choices=PRESETS,
                    help=f"quick: the default, minutes on 2 CPU cores{f' ({quick} on the machine of benchmarks/README.md)' if quick else ''}; paper: the paper's scale; smoke: seconds, for tests (too small to reach the documented verdicts)")
     r.add_argument("--out", required=True, help="output directory (created if needed)")
     r.add_argument("--seeds", type=int, default=None, help=f"number of seeds, 1..{MAX_SEEDS} (default: 3 quick, 5 paper)")
+    r.add_argument("--seeds-up-to", type=int, default=None, metavar="N",
+                   help="more seeds where the evidence is thin, a sequential design: an experiment with an undecided empirical claim (or control) is "
+                        f"measured on more seeds, on looks at the first seeds doubling up to N (quick with N 12: {looks('quick', 12)}; paper with N 20: "
+                        f"{looks('paper', 20)}), stopping once none is undecided; with K looks every look grades every claim at the two-sided level 1 − 0.05/K "
+                        f"(Bonferroni: {100 * looks_confidence(3):.4g} %% for 3 looks), so that a claim on its criterion is decided at some look with probability at "
+                        "most 5 %%; seeds already measured are not measured again, and claims.json records the seeds and looks each claim was graded on "
+                        "(default: off, one look at the two-sided 95 %% level)")
     r.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the training engine runs")
     r.add_argument("--shelf", default="paper", choices=SHELVES, help="which experiments: paper (Tables 1-5, the default), beyond (the audit and Table 6 "
                    "of the shipped MiniLM, extra [models]) or all; --only picks by name instead")
@@ -92,15 +101,25 @@ REPRODUCE_EXIT = ("exit status: 0 every claim's verdict is the one the stored re
                   "mean that every claim holds); 1 some verdict differs from the reference (each printed: reference, then measured); "
                   "2 bad input or usage (one line, checked before any work, nothing written); 3 nothing compared: the reference holds no claim of the "
                   "experiments run (e.g. --shelf beyond), whose results are written all the same; 130 interrupted (finished tables and units are kept). "
-                  "A verdict is holds, fails, undecided (the margin inside its 95 % critical value), uninformative or strawman. Every preset is compared "
+                  "A verdict is holds, fails, undecided, uninformative or strawman: a claim holds or fails only when its margin (its distance from its "
+                  "criterion in standard errors of the mean) clears the two-sided 95 % critical value of Student's t at its degrees of freedom; inside "
+                  "it the claim is undecided — its seeds place the mean on neither side of the criterion — and the printout says how many seeds would "
+                  "decide it if its mean and spread stayed as measured (--seeds-up-to adds seeds, every look at a corrected level); a claim that holds "
+                  "beside a control that does not fail, decided, is uninformative, and one whose control fails by far more than a near miss would is a "
+                  "strawman. Every preset is compared "
                   "with the reference by claim id: the quick preset on the reference's seeds verdict for verdict; any other preset or seed set on its "
                   "decided verdicts only, an undecided verdict on either side contradicting nothing (the paper preset: benchmarks/paper_claims.json); "
-                  "claims the reference does not hold are listed and not compared.")
+                  "claims the reference does not hold are listed and not compared; with --seeds-up-to, on decided verdicts only.")
 
 def _check_reproduce(a) -> None:
     "Validate the reproduce arguments; `InputError` naming the first problem."
     from entropic_bound.experiment import EXPERIMENTS
     if a.seeds is not None and not 1 <= a.seeds <= MAX_SEEDS: _usage(f"--seeds must be a number of seeds in 1..{MAX_SEEDS}; got {a.seeds}")
+    if a.seeds_up_to is not None:
+        from entropic_bound.experiment import DEFAULT_SEEDS
+        first = a.seeds or DEFAULT_SEEDS[a.preset]
+        if not first < a.seeds_up_to <= MAX_SEEDS:
+            _usage(f"--seeds-up-to must be more than the first look's {first} seeds (--seeds, or the preset's) and at most {MAX_SEEDS}; got {a.seeds_up_to}")
     if a.jobs is not None and a.jobs < 1: _usage(f"--jobs must be >= 1; got {a.jobs}")
     if a.seeds_per_unit is not None and (a.seeds_per_unit < 1 or a.scheduler is None): _usage(f"--seeds-per-unit must be >= 1 and goes with --scheduler; got {a.seeds_per_unit}")
     if a.jobs is not None and a.jobs > 1 and a.scheduler is not None: _usage("--jobs and --scheduler exclude each other: the scheduler's workers are the jobs")
@@ -165,21 +184,23 @@ def reproduce_command(a) -> int:
     "`entropic-bound reproduce`: run (or reuse) every experiment, print the claims that do not hold, the verdicts that differ from the reference and the count; 0 if every verdict is the reference's, 1 if one differs, 2 on a problem with the output or the cluster, 3 if the reference holds none of the claims (see `REPRODUCE_EXIT`)."
     _check_reproduce(a)
     from entropic_bound.reproduce import reproduce, claims_count_line
+    from entropic_bound.report import decide_note
     from entropic_bound.policy import tune_allocator
     tune_allocator()                                  # keep the engine's step buffers in the process (glibc)
     t0, cluster_errors = time.perf_counter(), ()
     if a.scheduler is not None: from entropic_bound.cluster import ClusterError as cluster_errors
     try:
         claims = reproduce(a.out, a.preset, None if a.seeds is None else range(a.seeds), a.device, a.only, a.force,
-                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit, a.shelf)
+                           False if a.no_progress else None, a.scheduler, a.scheduler_timeout, a.jobs, a.seeds_per_unit, a.shelf, a.seeds_up_to)
     except cluster_errors as e: return _error("reproduce", e)
     except OSError as e: return _error("reproduce", f"cannot write the results under --out {a.out}: {e.strerror or e}{f' ({e.filename})' if e.filename else ''}")
     for c in claims:
         if c["verdict"] != "holds":
             margin = "" if c.get("margin") is None else f"; margin {c['margin']:+.2g} SE" + ("" if c.get("critical") is None else f", decided beyond ±{c['critical']:.3g}")
+            margin += f"; {note}" if (note := decide_note(c)) else ""
             print(f"{c['verdict'].upper()} {c['id']} ({c['kind']}): measured {c['measured']:.4g}, needs {c['criterion']}{margin} — {c['statement']}")
     from entropic_bound.experiment import REFERENCE_SEEDS
-    exact = a.preset == "quick" and (a.seeds is None or a.seeds == len(REFERENCE_SEEDS))   # the reference's own preset and seeds: verdict for verdict
+    exact = a.preset == "quick" and (a.seeds is None or a.seeds == len(REFERENCE_SEEDS)) and a.seeds_up_to is None   # the reference's own preset, seeds and level: verdict for verdict
     differ, unknown = verdict_differences(claims, exact=exact)
     for cid, ref, got in differ: print(f"DIFFERS FROM THE REFERENCE {cid}: reference {ref}, measured {got}")
     if unknown: print(f"not in the reference, not compared: {', '.join(unknown)}")

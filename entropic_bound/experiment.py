@@ -17,19 +17,19 @@ import numpy as np
 import torch
 
 from . import __version__
-from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells
+from .report import ExperimentResult, csv_table, flat_cells, spread_tolerance, compare_cells, grade_on, looks_confidence, looks_schedule
 from .policy import cpu_threads, engine_threads, progress_bar, set_worker_threads
 from .outputs import atomic_write                  # records are written as every output is (page 25)
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['RECORDS_VARIABLE', 'REFERENCE_FILE', 'REFERENCE_SEEDS', 'EXPERIMENTS', 'BEYOND', 'SHELVES', 'PRESETS',
+__all__ = ['RECORDS_VARIABLE', 'REFERENCE_FILE', 'REFERENCE_SEEDS', 'PROJECTED', 'EXPERIMENTS', 'BEYOND', 'SHELVES', 'PRESETS',
            'DEFAULT_SEEDS', 'seed_tuple', 'SettingsError', 'check_settings', 'Unit', 'Experiment', 'OnePartExperiment',
            'units', 'measure_unit', 'summarise_units', 'run', 'records_folder', 'result_cells', 'reference_entry',
            'load_reference', 'check_reference', 'assert_reproduces', 'code_identity', 'shelf', 'experiment', 'plain',
            'settings_config', 'experiment_config', 'config_key', 'figure_png', 'reusable_record', 'save_units',
            'reusable_units', 'write_record', 'unit_config', 'unit_path', 'save_unit', 'load_unit', 'Job', 'InProcess',
-           'ProcessPool', 'run_experiments']
+           'ProcessPool', 'run_experiments', 'run_sequential']
 
 # %% ../nbs/30_experiment.ipynb #2ae7e25f
 def seed_tuple(seeds) -> tuple:
@@ -126,15 +126,17 @@ def measure_unit(exp: Experiment, settings, unit: Unit, device: str = "cpu", pro
     if set(out) != set(unit.seeds): raise RuntimeError(f"{exp.name}.measure({unit.part!r}) returned seeds {sorted(out)}, expected {list(unit.seeds)}")
     return out
 
-def summarise_units(exp: Experiment, settings, seeds, measured: dict) -> ExperimentResult:
-    "Merge `measured` {Unit: {seed: data}} per part, in the order of `seeds`, and summarise."
+def summarise_units(exp: Experiment, settings, seeds, measured: dict, grading: dict | None = None) -> ExperimentResult:
+    "Merge `measured` {Unit: {seed: data}} per part, in the order of `seeds`, and summarise; every claim is stamped with the number of seeds it is graded on and, with `grading` {confidence, looks, schedule}, with a sequential design's look (`report.grade_on`)."
     seeds = seed_tuple(seeds)
     merged = {}
     for unit, data in measured.items(): merged.setdefault(unit.part, {}).update(data)
     parts = exp.parts(settings, seeds)
     missing = [(p, s) for p, ss in parts.items() for s in ss if s not in merged.get(p, {})]
     if missing: raise InputError(f"{exp.name}: units missing for (part, seed) {missing}")
-    return exp.summarise(settings, {p: {s: merged[p][s] for s in ss} for p, ss in parts.items()})
+    result = exp.summarise(settings, {p: {s: merged[p][s] for s in ss} for p, ss in parts.items()})
+    grade_on(result.claims, len(seeds), **(grading or {}))
+    return result
 
 def run(exp: Experiment, settings=None, seeds=(0, 1, 2), device: str = "cpu", progress=None, per_seed: bool = False,
         records=None) -> ExperimentResult:
@@ -165,10 +167,13 @@ REFERENCE_FILE = "reference_quick.json"      # in entropic_bound/data: the quick
 REFERENCE_SEEDS = (0, 1, 2)
 
 def result_cells(result) -> dict:
-    "The flat cells a reference compares: rows, extra and claim records by id, of an `ExperimentResult` or of a record the reproduce command wrote."
+    "The flat cells a reference compares: rows, extra and claim records by id, of an `ExperimentResult` or of a record the reproduce command wrote; a claim's `seeds_to_decide` is left out (`PROJECTED`)."
     if isinstance(result, ExperimentResult): rows, extra, claims = result.rows, result.extra, [c.record() for c in result.claims]
     else: rows, extra, claims = result["rows"], result["extra"], result["claims"]
-    return flat_cells(dict(rows=rows, extra=extra, claims={c["id"]: c for c in claims}))
+    compared = lambda r: {k: compared(v) if k == "control" and v else v for k, v in r.items() if k not in PROJECTED}
+    return flat_cells(dict(rows=rows, extra=extra, claims={c["id"]: compared(c) for c in claims}))
+
+PROJECTED = ("seeds_to_decide",)   # claim fields projected from the margin (`report.seeds_to_decide`): a count that a hair of margin moves, checked through the margin
 
 def _seed_independent(cells: dict, per_seed: list) -> dict:
     "`cells` without the extras whose set of paths differs between seeds (per-seed lists)."
@@ -441,25 +446,33 @@ def _drop_unit_files(out: Path, p: _Pending) -> None:
         try: folder.rmdir()
         except OSError: pass                                        # not empty (another experiment's units) or not there
 
+def _run_config(name: str, preset: str, seeds, device: str, overrides: dict | None, grading: dict | None) -> dict:
+    "The record configuration of a run: `experiment_config`, and a sequential design's `grading` where there is one (the units' own configurations leave it out)."
+    config = experiment_config(name, preset, seeds, device, overrides)
+    return config if grading is None else {**config, "grading": plain(grading)}
+
 def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: str = "cpu", backend=None,
-                    force: bool = False, progress: bool | None = None, overrides: dict | None = None) -> list:
+                    force: bool = False, progress: bool | None = None, overrides: dict | None = None, groups=None,
+                    keep_units: bool = False, grading: dict | None = None) -> list:
     """Run (or reuse) experiments `names` on `backend` (default `InProcess()`), writing each one's table, figures, measured units and record under `out`;
     `overrides` {name: {setting: value}} changes settings of the preset; returns the records in the order of `names`. Every unit is kept under
     `out/.units` as it arrives (`save_unit`), so a run stopped part-way (Ctrl-C, a crash) measures only the missing units when run again (`force`:
-    every unit); an experiment's unit files go once its record is written."""
+    every unit); an experiment's unit files go once its record is written (`keep_units`: they stay, for a sequential design's next look). `groups`
+    (seed tuples) fixes the seeds of each unit (default: the backend's `seed_groups`); `grading` {confidence, looks, schedule} grades the claims
+    at a sequential design's look (`run_sequential`) and is part of each record's configuration."""
     out, seeds, backend, overrides = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend, overrides or {}
     unknown = sorted(set(overrides) - set(names))
     if unknown: raise InputError(f"settings overrides for experiments that are not run: {unknown}")
     (out / ".records").mkdir(parents=True, exist_ok=True)
     records, pending, kept = {}, {}, {}
     for name in names:
-        config = experiment_config(name, preset, seeds, device, overrides.get(name))
+        config = _run_config(name, preset, seeds, device, overrides.get(name), grading)
         if not force and (record := reusable_record(name, out, config)) is not None: records[name] = record; continue
         exp = experiment(name); settings = exp.settings(preset, **overrides.get(name, {}))
         if not force and (whole := reusable_units(out, config)) is not None:         # measured, not summarised (the summary failed): summarise again
             t0 = time.perf_counter()
-            records[name] = write_record(out, config, summarise_units(exp, settings, seeds, whole), time.perf_counter() - t0, None, whole); continue
-        cfgs = {u: unit_config(name, preset, u, device, overrides.get(name)) for u in units(exp, settings, seeds, groups=backend.seed_groups(seeds))}
+            records[name] = write_record(out, config, summarise_units(exp, settings, seeds, whole, grading), time.perf_counter() - t0, None, whole); continue
+        cfgs = {u: unit_config(name, preset, u, device, overrides.get(name)) for u in units(exp, settings, seeds, groups=groups or backend.seed_groups(seeds))}
         p = pending[name] = _Pending(exp, settings, config, {u: (cfg, unit_path(out, u, cfg)) for u, cfg in cfgs.items()})
         if not force: p.measured = {u: data for u, (cfg, path) in p.units.items() if (data := load_unit(path, cfg)) is not None}
         for u, (_, path) in p.units.items():
@@ -469,11 +482,11 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
     def finish(name: str) -> None:
         "All units of `name` are in: keep them (a failing summary loses no measurement), summarise, write the record, drop the unit files."
         p = pending[name]; save_units(out, p.config, p.measured); t0 = time.perf_counter()
-        result = summarise_units(p.exp, p.settings, seeds, p.measured)
+        result = summarise_units(p.exp, p.settings, seeds, p.measured, grading)
         counts = None if backend.unit_counts is None else backend.unit_counts.get(name, {})
         counts = None if counts is None else dict(reused=counts.get("reused", 0) + kept[name], computed=counts.get("computed", 0))
         records[name] = write_record(out, p.config, result, p.seconds + time.perf_counter() - t0, counts, p.measured)
-        _drop_unit_files(out, p)
+        if not keep_units: _drop_unit_files(out, p)
 
     jobs = [Job(name, preset, p.settings, u, device, progress) for name, p in pending.items() for u in p.units if u not in p.measured]
     jobs.sort(key=lambda j: -pending[j.name].exp.costs.get(preset, {}).get(j.unit.part, 0.0))     # the heaviest units first: workers that finish early take the light ones
@@ -489,3 +502,50 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
             bar.set_postfix_str(f"{job.name}/{job.unit.part}"); bar.update()
             if len(p.measured) == len(p.units): finish(job.name)
     return [records[n] for n in names]
+
+# %% ../nbs/30_experiment.ipynb #34793a96
+def run_sequential(names, out, preset: str = "quick", seeds=(0, 1, 2), cap: int = 12, device: str = "cpu", backend=None, force: bool = False,
+                   progress: bool | None = None, overrides: dict | None = None, log=print) -> list:
+    """Run experiments `names` by a sequential design with looks at `seeds` and at more seeds, doubling up to `cap` (`report.looks_schedule`), every
+    claim of every look graded at the corrected level `report.looks_confidence`; an experiment takes the next look only while an empirical claim of
+    it, or that claim's control, is undecided. Units are measured once (`run_experiments` with `keep_units`; they go when the design ends), one line per look is `log`ged, and
+    each record carries `looks`: [{look, seeds, undecided}]. A finished design under `out` is reused. Returns the records in the order of `names`."""
+    out, seeds, backend, overrides = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend, overrides or {}
+    schedule = looks_schedule(len(seeds), cap); K, confidence = len(schedule), looks_confidence(len(schedule))
+    at = lambda n: seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds)))          # the design's first n seeds
+    grading = lambda look: dict(confidence=confidence, looks=look, schedule=list(schedule))
+    undecided = lambda r: [c["id"] + " (its control)" * (c["verdict"] != "undecided") for c in r["claims"] if c["kind"] == "empirical"
+                           and "undecided" in (c["verdict"], (c["control"] or {}).get("verdict"))]
+    config = lambda name, look: _run_config(name, preset, at(schedule[look - 1]), device, overrides.get(name), grading(look))
+    records, history, groups = {}, {}, []
+    for name in names:                                             # a design that ended here before: its last look's record
+        done = None if force else next((r for look in range(K, 0, -1) if (r := reusable_record(name, out, config(name, look))) is not None
+                                        and "looks" in r and (look == K or not undecided(r))), None)
+        if done is not None: records[name] = done; log(f"{name}: reused, its design ended at {done['looks'][-1]['seeds']} seeds")
+        elif force: _drop_units_of(out, name)                      # --force: units a stopped design kept are measured again too
+    active = [n for n in names if n not in records]
+    for look, n in enumerate(schedule, 1):
+        if not active: break
+        groups += backend.seed_groups([s for s in at(n) if not any(s in g for g in groups)])
+        for r in run_experiments(active, out, preset, at(n), device, backend, force and look == 1, progress,
+                                 {k: v for k, v in overrides.items() if k in active}, groups, True, grading(look)):
+            open_ = undecided(r); history.setdefault(r["name"], []).append(dict(look=look, seeds=n, undecided=open_))
+            records[r["name"]] = r
+            log(f"{r['name']}: look {look} of {K} at {n} seeds (each claim at the two-sided {100 * confidence:.4g} % level): "
+                + (f"undecided {', '.join(open_)}" if open_ else "no empirical claim or control undecided")
+                + (f"; adding seeds up to {schedule[look]}" if open_ and look < K else "; done"))
+        active = [name for name in active if history[name][-1]["undecided"]]
+    for name, looks in history.items():                            # the design ended: its record says how, and the unit files go
+        path = out / ".records" / f"{name}.json"; records[name] = records[name] | dict(looks=looks)
+        atomic_write(path, json.dumps(json.loads(path.read_text(encoding="utf-8")) | dict(looks=looks), indent=1))
+        _drop_units_of(out, name)
+    return [records[n] for n in names]
+
+# %% ../nbs/30_experiment.ipynb #678b3d1d
+def _drop_units_of(out: Path, name: str) -> None:
+    "Remove every unit file of experiment `name` under `out/.units` (and `.units` itself, left empty)."
+    folder = Path(out) / ".units" / name
+    for f in [*folder.glob("*.pkl"), *folder.glob(".*.tmp")]: f.unlink(missing_ok=True)
+    for d in (folder, folder.parent):
+        try: d.rmdir()
+        except OSError: pass

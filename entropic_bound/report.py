@@ -12,8 +12,9 @@ import numpy as np
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'CONFIDENCE', 'VERDICTS', 'THIN_SE', 't_critical', 'Claim',
-           'one_change', 'claim_over_seeds', 'pooled_se', 'fraction_resolution', 'assert_claims', 'count_claims',
+__all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'CONFIDENCE', 'VERDICTS', 'SEEDS_SEARCHED', 'THIN_SE',
+           't_critical', 'Claim', 'seeds_to_decide', 'decide_note', 'one_change', 'claim_over_seeds', 'pooled_se',
+           'fraction_resolution', 'assert_claims', 'count_claims', 'looks_schedule', 'looks_confidence', 'grade_on',
            'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers', 'spread_tolerance',
            'compare_cells', 'thin_margins']
 
@@ -52,6 +53,12 @@ class Claim:
     changes: tuple | None = None    # the protocol field(s) by which the control differs from the claim, checked by `one_change` (None: not given)
     se: float | None = None         # standard error of `measured`, from the variance pooled over the claim's and its control's values (None: not known)
     df: int = 0                     # the degrees of freedom of that pooled variance (0: one value each, no spread)
+    items: int = 0                  # the values behind `measured` (seeds, or tasks of every seed), which `seeds_to_decide` projects (0: not known)
+    pooled: bool = False            # whether `se` and `df` pool these values with the partner's (the control's; for a control, its claim's)
+    seeds: int | None = None        # the seeds it is graded on (None: not known; the runner stamps it, `grade_on`)
+    confidence: float = CONFIDENCE  # the two-sided level of `critical` (a sequential design grades each look at a corrected level, `looks_confidence`)
+    looks: int = 1                  # the looks of a sequential design it was graded at (1: one fixed set of seeds)
+    schedule: tuple | None = None   # the seed counts of that design's planned looks (None: one fixed set of seeds)
 
     def __post_init__(self):
         if self.direction not in ("<=", ">=", "within"): raise InputError(f"direction must be '<=', '>=' or 'within'; got {self.direction!r}")
@@ -74,9 +81,9 @@ class Claim:
 
     @property
     def critical(self) -> float:
-        "The margin a decided verdict needs: `t_critical(df)` where the values have a spread (se > 0); 0 where they agree exactly (se 0 on df >= 1: a count or a setting, exact over these items); infinite with no degrees of freedom (one value each: no estimate of the noise)."
+        "The margin a decided verdict needs: `t_critical(df, confidence)` where the values have a spread (se > 0); 0 where they agree exactly (se 0 on df >= 1: a count or a setting, exact over these items); infinite with no degrees of freedom (one value each: no estimate of the noise)."
         if self.df < 1: return math.inf
-        return t_critical(self.df) if self.se else 0.0
+        return t_critical(self.df, self.confidence) if self.se else 0.0
 
     @property
     def decided(self) -> bool:
@@ -132,29 +139,63 @@ class Claim:
         return f"within {self.target:.4g} ± {self.threshold:.4g}" if self.direction == "within" else f"{self.direction} {self.threshold:.4g}"
 
     def record(self) -> dict:
-        "The claims.json record: id, section, statement, kind, measured, spread, se and df (the margin's unit: the pooled standard error, with its degrees of freedom), threshold, direction, target, criterion, margin, critical (the margin a decided verdict needs; null: none decides), holds (decided), verdict, paper, setting, differs, control (with what it removes, its se, margin, critical, holds and verdict and, where checked, the protocol fields it changes)."
+        "The claims.json record: id, section, statement, kind, measured, spread, se and df (the margin's unit: the pooled standard error, with its degrees of freedom), threshold, direction, target, criterion, margin, critical (the margin a decided verdict needs; null: none decides), holds (decided), verdict, seeds_to_decide (`seeds_to_decide`; null where decided or none projects), the items, seeds and looks it is graded on, the design's schedule and level (`confidence`), paper, setting, differs, control (with what it removes, its se, margin, critical, holds, verdict and seeds_to_decide and, where checked, the protocol fields it changes)."
         critical = lambda c: None if math.isinf(c.critical) else c.critical
         spread = lambda c: None if c.spread is None else [float(v) for v in c.spread]
         return dict(id=self.id, section=self.section, statement=self.statement, kind=self.kind, measured=float(self.measured),
                     spread=spread(self), se=self.se, df=self.df, threshold=float(self.threshold), direction=self.direction,
                     target=None if self.target is None else float(self.target), criterion=self.criterion, margin=self.margin,
-                    critical=critical(self), holds=self.holds, verdict=self.verdict, paper=self.paper, setting=self.setting, differs=self.differs,
+                    critical=critical(self), holds=self.holds, verdict=self.verdict, seeds_to_decide=seeds_to_decide(self), items=self.items,
+                    seeds=self.seeds, looks=self.looks, schedule=None if self.schedule is None else list(self.schedule), confidence=self.confidence, paper=self.paper, setting=self.setting, differs=self.differs,
                     control=None if self.control is None else dict(statement=self.control.statement, removes=self.removes,
                                                                    measured=float(self.control.measured), spread=spread(self.control), se=self.control.se, df=self.control.df,
                                                                    criterion=self.control.criterion, margin=self.control.margin,
-                                                                   critical=critical(self.control), holds=self.control.holds, verdict=self.control.verdict, **({} if self.changes is None else dict(changes=list(self.changes)))))
+                                                                   critical=critical(self.control), holds=self.control.holds, verdict=self.control.verdict,
+                                                                   seeds_to_decide=seeds_to_decide(self.control), items=self.control.items, **({} if self.changes is None else dict(changes=list(self.changes)))))
 
     def __str__(self):
         spread = "" if self.spread is None else f" [{self.spread[0]:.4g}, {self.spread[1]:.4g}]"
+        more = lambda c: "" if not (note := decide_note(c.record())) else f"; {note}"        # an undecided one: the seeds it would take
         head = (f"{self.verdict.upper():13s} {self.id} ({self.kind}): {self.measured:.4g}{spread} {self.criterion}, margin {self.margin:+.3g} SE "
-                f"(df {self.df}, decided beyond ±{self.critical:.3g})  — {self.statement}")
+                f"(df {self.df}, decided beyond ±{self.critical:.3g}{more(self)})  — {self.statement}")
         if self.differs: head += f"\n{'':14s}differs from the paper: {self.differs}"
         if self.control is None: return head
         c = self.control
-        outcome = ("passes (uninformative!)" if c.holds else "undecided (uninformative!)" if not c.decided
+        outcome = ("passes (uninformative!)" if c.holds else f"undecided (uninformative!{more(c)})" if not c.decided
                    else "fails — a strawman!" if self.strawman else "fails, as it must")
         changed = "" if self.changes is None else f"; changes only {', '.join(self.changes)}"
         return head + f"\n{'':14s}control (removes {self.removes}{changed}): {c.measured:.4g}, margin {c.margin:+.3g} SE (±{c.critical:.3g}), {outcome} — {c.statement}"
+
+# %% ../nbs/22_report.ipynb #75e0d4b1
+SEEDS_SEARCHED = 10**9   # the most seeds `seeds_to_decide` names: a claim no number up to it decides gets None, as one exactly on its criterion does
+
+def seeds_to_decide(c: Claim, most: int = SEEDS_SEARCHED) -> int | None:
+    """The fewest seeds at which undecided claim `c`'s margin would clear its critical value if its mean gap to the criterion and its standard
+    deviation stayed as measured: each seed brings `items / seeds` values (its partner's too, where pooled), the standard error shrinks as
+    1/√values and a fraction's `resolution` as 1/values, and the critical value is `t_critical` at those values' degrees of freedom and the
+    claim's own level. None where it is decided, where its gap is 0 (no finite number), beyond `most`, or where nothing projects (one value
+    each: no spread; `items` not known)."""
+    if c.decided or c.items < 1 or c.df < 1 or not c.se: return None
+    gap, seeds, groups = abs(c.margin) * c.unit, c.seeds or c.items, 1 + c.pooled      # |mean − criterion| in the measurement's units
+    if gap == 0: return None
+    sd = c.se * math.sqrt(c.items)                                                       # the (pooled) standard deviation of one value
+    floor = max(ROUNDOFF * max(abs(c.measured), abs(c.threshold), abs(c.target or 0.0)), 1e-300)
+    def clears(n: int) -> bool:
+        unit = max(sd / math.sqrt(c.items * n / seeds), c.resolution * seeds / n, floor)
+        return gap / unit >= t_critical(round((c.df + groups) * n / seeds) - groups, c.confidence)
+    if not clears(most): return None
+    lo, hi = 1, most                                                  # the margin grows and the critical value falls with n: bisect
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if clears(mid) else (mid + 1, hi)
+    return lo
+
+def decide_note(r: dict) -> str:
+    "What claim record `r` says of the seeds that would decide it: '' where it is decided (or the record does not say); 'would take N seeds'; 'no finite number of seeds' (its mean on its criterion); 'more than 10⁹ seeds'; 'no spread to project from' (one value each)."
+    if r.get("verdict") != "undecided" or not r.get("items"): return ""
+    if r.get("seeds_to_decide") is not None: return f"would take {r['seeds_to_decide']:,} seeds"
+    if (r.get("df") or 0) < 1: return "no spread to project seeds from (one value each)"
+    return "no finite number of seeds (its mean is on its criterion)" if r.get("margin") == 0 else f"more than {SEEDS_SEARCHED:,} seeds"
 
 # %% ../nbs/22_report.ipynb #6cbc62f6
 def _plain(v):
@@ -188,11 +229,13 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
         cv = np.asarray(c_values, dtype=np.float64).ravel()
         if cv.size == 0: raise InputError(f"claim {id}: no control values")
     (se, c_se), (df, c_df) = pooled_se(v, cv)
+    pooled = cv is not None and cv.size > 1 and df == v.size + cv.size - 2         # one variance over both (`pooled_se`)
     if control is not None:
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=c_df)
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=c_df,
+                    items=int(cv.size), pooled=pooled)
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
-                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df)
+                 None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df, int(v.size), pooled)
 
 def pooled_se(values, control=None, alpha: float = POOLING_ALPHA) -> tuple:
     "Standard errors of the means of `values` and of `control` (None: no control) and their degrees of freedom: ((se, control's se or None), (df, control's df or None)). The variance is pooled over both, each about its own mean, unless an F-test rejects equal variances at level `alpha` (two-sided): then each has its own. One value each gives se 0 and df 0."
@@ -236,6 +279,26 @@ def count_claims(records) -> dict:
                 uninformative=n(emp, "uninformative"), strawman=n(emp, "strawman"),
                 consistency=len(con), consistency_pass=n(con, "holds"), consistency_fail=n(con, "fails"), consistency_undecided=n(con, "undecided"))
 
+
+# %% ../nbs/22_report.ipynb #1f0c6b9c
+def looks_schedule(first: int, cap: int) -> tuple:
+    "The seed counts of a sequential design's looks: `first`, doubling, the last one `cap` ((3, 12) -> (3, 6, 12); (5, 20) -> (5, 10, 20); (3, 10) -> (3, 6, 10))."
+    if not 1 <= first < cap: raise InputError(f"a sequential design adds seeds: its cap must exceed the first look's {first} seeds; got {cap}")
+    looks = [first]
+    while looks[-1] < cap: looks.append(min(2 * looks[-1], cap))
+    return tuple(looks)
+
+def looks_confidence(looks: int, confidence: float = CONFIDENCE) -> float:
+    "The two-sided level of every one of `looks` planned looks, so that a claim on its criterion is decided at any of them with probability at most 1 − `confidence` (Bonferroni: α/looks; 3 looks at 0.95 -> 0.98333)."
+    if looks < 1: raise InputError(f"a design has at least one look; got {looks}")
+    return 1 - (1 - confidence) / looks
+
+def grade_on(claims, seeds: int, confidence: float = CONFIDENCE, looks: int = 1, schedule=None) -> list:
+    "Stamp `claims` and their controls with the `seeds` they are graded on and the design they are graded by: its level `confidence`, the `looks` taken and the planned `schedule` (None: one fixed set of seeds); returns `claims`."
+    for c in claims:
+        for x in (c, c.control):
+            if x is not None: x.seeds, x.confidence, x.looks, x.schedule = int(seeds), float(confidence), int(looks), None if schedule is None else tuple(schedule)
+    return claims
 
 # %% ../nbs/22_report.ipynb #01501a2c
 def _fmt(v, digits: int = 4) -> str:
@@ -334,10 +397,10 @@ def compare_cells(cells: dict, reference: dict, tolerance: dict) -> list:
 THIN_SE = 3.0            # a margin within this many standard errors of 0 on any seed set is named as thin (`thin_margins`)
 
 def thin_margins(sets: dict, within: float = THIN_SE) -> list:
-    "Rows {id, then one cell per set: 'margin (±critical) verdict'} for the claims whose margin is within `within` standard errors of 0 on any of `sets` {set name: {claim id: claim record (margin, critical, verdict)}}, thinnest first; a set that lacks a claim shows '—'."
+    "Rows {id, then one cell per set: 'margin (±critical) verdict', and for an undecided one the seeds it would take (`decide_note`) where the record says} for the claims whose margin is within `within` standard errors of 0 on any of `sets` {set name: {claim id: claim record (margin, critical, verdict)}}, thinnest first; a set that lacks a claim shows '—'."
     def cell(r):
         if r is None: return "—"
         critical = "∞" if r.get("critical") is None else f"{r['critical']:.2f}"
-        return f"{r['margin']:+.2f} (±{critical}) {r['verdict']}"
+        return f"{r['margin']:+.2f} (±{critical}) {r['verdict']}" + (f", {note}" if (note := decide_note(r)) else "")
     thinnest = {i: min(abs(recs[i]["margin"]) for recs in sets.values() if i in recs) for recs in sets.values() for i in recs}
     return [dict(id=i, **{name: cell(recs.get(i)) for name, recs in sets.items()}) for i in sorted(thinnest, key=thinnest.get) if thinnest[i] < within]

@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .report import markdown_table, count_claims, STRAWMAN_SE
+from .report import markdown_table, count_claims, decide_note, looks_schedule, CONFIDENCE, STRAWMAN_SE
 from .experiment import (EXPERIMENTS, DEFAULT_SEEDS, shelf, InProcess, ProcessPool, atomic_write, experiment,
-                                       experiment_config, figure_png, reusable_record, run_experiments)
+                                       experiment_config, figure_png, reusable_record, run_experiments, run_sequential)
 from .outputs import OutputFolder, adopt_earlier_run
 from .policy import engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['NOTES_HEADING', 'RESULT_FILES', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'summary_markdown',
-           'default_jobs', 'backend_for', 'latest_records', 'write_figure1', 'reproduce']
+__all__ = ['NOTES_HEADING', 'RESULT_FILES', 'figure1', 'claims_markdown', 'claims_notes', 'claims_count_line', 'looks_line',
+           'summary_markdown', 'default_jobs', 'backend_for', 'latest_records', 'write_figure1', 'reproduce']
 
 # %% ../nbs/90_reproduce.ipynb #fc631b28
 def figure1(table1_extra: dict, table2_extra: dict, table3_extra: dict):
@@ -78,7 +78,7 @@ def _control_verdict(k: dict) -> str:
     return k.get("verdict") or ("holds" if k["holds"] else "fails")
 
 def claims_markdown(claims: list) -> str:
-    "The claim records as a Markdown table: kind, verdict, the measurement with its margin (in pooled standard errors), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
+    "The claim records as a Markdown table: kind, verdict (an undecided one with the seeds it would take, `report.decide_note`), the measurement with its margin (in pooled standard errors), the negative control with what it removes and its margin, the paper's figure beside ours — 'set' where it follows from a setting, 'differs' where our statement is not the paper's literal one (both linked to `claims_notes`)."
     def control(c):
         if c["control"] is None: return "—"
         k = c["control"]
@@ -90,7 +90,7 @@ def claims_markdown(claims: list) -> str:
     rows = [dict(id=c["id"], kind=c["kind"], measured=c["measured"],
                  spread="" if c["spread"] is None else f"[{c['spread'][0]:.4g}, {c['spread'][1]:.4g}]",
                  criterion=c["criterion"], margin=_margin(c["margin"], c.get("critical")),
-                 verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**",
+                 verdict=c["verdict"] if c["verdict"] == "holds" else f"**{c['verdict'].upper()}**" + (f" ({note})" if (note := decide_note(c)) else ""),
                  control=control(c), paper=paper(c),
                  statement=c["statement"] + (f" ([differs]({_NOTES_ANCHOR}))" if c.get("differs") else "")) for c in claims]
     return markdown_table(rows)
@@ -103,29 +103,52 @@ def claims_notes(claims: list) -> str:
     return (f"## {NOTES_HEADING}\n\nA *set* figure in the paper column follows from a setting chosen to match the paper, so it is not a reproduction; "
             "a *differs* statement is not the paper's literal one (the literal one is measured beside it).\n\n" + "\n".join(lines))
 
+def _level(claims: list) -> str:
+    "The two-sided level(s) the claim records are graded at, in words: '95 %', or a sequential design's corrected level ('98.33 %')."
+    return " or ".join(f"{100 * v:.4g} %" for v in sorted({round(c.get("confidence", CONFIDENCE), 9) for c in claims} or {CONFIDENCE}))
+
+def _seeds_would(ns: list) -> str:
+    "'would take 5 and 115,245 seeds at their trend' for the `seeds_to_decide` of undecided claims (None: no finite number)."
+    words = [f"{n:,}" for n in sorted(n for n in ns if n is not None)] + ["no finite number of"] * sum(n is None for n in ns)
+    return "would take " + (" and ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else words[0]) + " seeds at their trend"
+
 def claims_count_line(claims: list) -> str:
-    "One line: how many empirical claims hold (with controls that fail, decided), fail, are undecided, uninformative or strawmen; how many consistency checks pass, fail, are undecided."
+    "One line: how many empirical claims hold (with controls that fail, decided), fail, are undecided (with the seeds they would take, where the records say), uninformative or strawmen; how many consistency checks pass, fail, are undecided."
     k = count_claims(claims)
     line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
     more = [f"{k['empirical_fail']} fail"] if k["empirical_fail"] else []
-    if k["undecided"]: more.append(f"{k['undecided']} undecided: the margin inside its 95 % critical value")
+    projected = [c["seeds_to_decide"] for c in claims if c["kind"] == "empirical" and c["verdict"] == "undecided" and c.get("items")]
+    if k["undecided"]: more.append(f"{k['undecided']} undecided: the margin inside its {_level(claims)} critical value" + (f"; they {_seeds_would(projected)}" if projected else ""))
     if k["uninformative"]: more.append(f"{k['uninformative']} uninformative: the control does not fail, decided")
     if k["strawman"]: more.append(f"{k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SE:g} standard errors")
     if more: line += " (" + "; ".join(more) + ")"
     con = [f"{k[key]} {word}" for key, word in (("consistency_fail", "fail"), ("consistency_undecided", "undecided")) if k[key]]
     return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass" + (f" ({', '.join(con)})" if con else "")
 
+def looks_line(record: dict) -> str:
+    "How a sequential design (`experiment.run_sequential`) graded `record`'s experiment: its schedule and level, each look taken with the claims undecided there; '' for a run on one set of seeds."
+    if not record.get("looks"): return ""
+    g = record["config"]["grading"]; looks = record["looks"]
+    taken = "; ".join(f"at {k['seeds']} seeds " + (f"undecided: {', '.join(k['undecided'])}" if k["undecided"] else "none undecided") for k in looks)
+    return (f"Graded on {looks[-1]['seeds']} seeds, look {len(looks)} of the schedule {' → '.join(map(str, g['schedule']))}, every look at the "
+            f"two-sided {100 * g['confidence']:.4g} % level — {taken}.")
+
 def summary_markdown(records: list, preset: str, seeds) -> str:
-    "DIR/summary.md: every table as Markdown and every claim with its kind, verdict, margin and control, then the notes behind the set/differs marks."
+    "DIR/summary.md: every table as Markdown (with the looks a sequential design took, `looks_line`) and every claim with its kind, verdict, margin and control, then the notes behind the set/differs marks."
     claims = [c for r in records for c in r["claims"]]
     parts = [f"# Reproduction of arXiv 2607.23050 — preset `{preset}`, seeds {list(seeds)}",
              f"entropic_bound {__version__}. **{claims_count_line(claims)}.** An empirical claim is the paper's claim about the world; "
              "a consistency check is guaranteed by a theorem or by the setting and checks the code. A margin is the distance of a measurement "
              "from its criterion in standard errors of the mean, pooled over the claim's and its control's values (> 0: on the criterion's side); a claim or a control holds "
-             "or fails only beyond the two-sided 95 % critical value of Student's t at its degrees of freedom (±, beside the margin) and is undecided within it; "
+             f"or fails only beyond the two-sided {_level(claims)} critical value of Student's t at its degrees of freedom (±, beside the margin) and is undecided within it; "
              "a control should fail by a few — a near miss."]
+    if any(r.get("looks") for r in records):
+        K = len(next(r["config"]["grading"]["schedule"] for r in records if r.get("looks")))
+        parts.append(f"**A sequential design** (`--seeds-up-to`): every table was graded on seeds {list(seeds)} first, and one with an undecided empirical claim "
+                     f"or control took more seeds on a fixed schedule of {K} looks, each look at the Bonferroni-corrected level {_level(claims)} (α/{K}, two-sided), so "
+                     "that a claim on its criterion is decided at some look with probability at most 5 %; each table says the looks it took.")
     for r in records:
-        parts += [f"## {r['title']} ({r['section']})", markdown_table(r["rows"])]
+        parts += [f"## {r['title']} ({r['section']})"] + ([looks_line(r)] if r.get("looks") else []) + [markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]
     notes = claims_notes(claims)
     return "\n\n".join(parts + ([notes] if notes else [])) + "\n"
@@ -170,11 +193,12 @@ def _landed(out) -> dict:
 
 def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=None, force: bool = False,
               progress: bool | None = None, scheduler=None, scheduler_timeout: float = 10.0, jobs: int | None = 1,
-              seeds_per_unit: int | None = None, shelf_name: str = "paper") -> list:
-    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `out` is claimed first (`outputs.OutputFolder`: created, locked against a second run, a file the library did not write never overwritten; a folder of an earlier run without a manifest is its own, `adopt_earlier_run`); a run that fails or is interrupted before a unit's record lands leaves it as it was, one after keeps every finished record. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker); `shelf_name`: the experiments run when `only` is not given — 'paper' (Tables 1–5, the default), 'beyond' (the audit and Table 6 of the shipped MiniLM, extra [models]) or 'all'."
+              seeds_per_unit: int | None = None, shelf_name: str = "paper", seeds_up_to: int | None = None) -> list:
+    "Run the experiments (`only` a subset), write every output under `out`, return the claim records. `out` is claimed first (`outputs.OutputFolder`: created, locked against a second run, a file the library did not write never overwritten; a folder of an earlier run without a manifest is its own, `adopt_earlier_run`); a run that fails or is interrupted before a unit's record lands leaves it as it was, one after keeps every finished record. `scheduler`: None (in this process), `local[:N]`, a scheduler address or a Dask client; `jobs` > 1 (without a scheduler): that many worker processes here (fresh interpreters: guard a calling script with `if __name__ == '__main__':`); None: `default_jobs`; `seeds_per_unit`: with a scheduler, the seeds of one unit (default: one group of seeds per worker); `shelf_name`: the experiments run when `only` is not given — 'paper' (Tables 1–5, the default), 'beyond' (the audit and Table 6 of the shipped MiniLM, extra [models]) or 'all'; `seeds_up_to`: a sequential design (`experiment.run_sequential`) that adds seeds to an experiment with an undecided empirical claim, on looks doubling from `seeds` up to this many, every look at the corrected level (None, the default: one look at `seeds`)."
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1): raise InputError(f"jobs must be a positive integer or None; got {jobs!r}")
     seeds = list(range(DEFAULT_SEEDS[preset])) if seeds is None else list(seeds)
     names = shelf(shelf_name) if not only else list(only)
+    if seeds_up_to is not None: looks_schedule(len(seeds), seeds_up_to)          # a cap that adds no seed: InputError before the folder is touched
     tables = [experiment(n).table_file or f"{n}.csv" for n in names]          # an unknown name: InputError before the folder is touched
     jobs = default_jobs(names, device, scheduler) if jobs is None else jobs
     with OutputFolder(out) as claim:
@@ -183,7 +207,8 @@ def reproduce(out, preset: str = "quick", seeds=None, device: str = "cpu", only=
         landed = _landed(out)
         try:
             with backend_for(out, jobs, scheduler, scheduler_timeout, force, seeds_per_unit) as backend:
-                records = run_experiments(names, out, preset, seeds, device, backend, force, progress)
+                records = (run_experiments(names, out, preset, seeds, device, backend, force, progress) if seeds_up_to is None
+                           else run_sequential(names, out, preset, seeds, seeds_up_to, device, backend, force, progress))
         except BaseException:
             if _landed(out).items() - landed.items(): claim.done()            # a unit's record landed: keep it, a rerun resumes from it
             raise
