@@ -20,15 +20,17 @@ from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 __all__ = ['TABLE5_PRESETS', 'ROUTES', 'QK_KNOWN_V', 'LINEARISED', 'LOG_INVERSION', 'BLIND', 'BLIND_AT_SCALE',
            'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'OOS_SEED_OFFSET', 'TABLE5', 'Table5Settings',
            'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'measure_table5',
-           'FrontierTask', 'frontier_ladder', 'misfit_edge_prediction', 'measure_frontier', 'measure_frontier_oos',
-           'ladder_step', 'frontier_step', 'summarise_table5', 'numerical_rank_curve', 'numerical_rank_readings']
+           'FrontierTask', 'frontier_ladder', 'misfit_edge_prediction', 'data_edge_prediction', 'measure_frontier',
+           'measure_frontier_oos', 'BeyondFrontier', 'measure_beyond', 'ladder_step', 'frontier_step',
+           'summarise_table5', 'numerical_rank_curve', 'numerical_rank_readings']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
 @dataclass(frozen=True)
 class Table5Settings:
     "The protocol of Table 5 (reconstructed: the paper's table is not in the text we have)."
     n: int = 100                           # samples for the V-known routes
-    n_scale: int = 1000                    # samples for the V-unknown route "at scale"
+    n_scale: int = 1000                    # samples for the V-unknown route "at scale" (and the data a user has to predict the frontier n̂₁ of the table's teachers)
+    n_beyond: int = 3000                   # samples of `t5.softmax_numerical_beyond`: the V-known routes beyond the predicted frontier of the table's teachers
     T: int = 16
     d: int = 12
     r_stars: tuple = (1, 2, 3, 4)
@@ -54,7 +56,7 @@ class Table5Settings:
         for name, kind in (("frontier_T", int), ("frontier_n", int), ("frontier_scales", float), ("frontier_cost", int), ("oos_T", int), ("oos_scales", float), ("oos_n", int)):
             object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
         check_settings(self, r_stars=(lambda v: len(v) > 0 and all(1 <= r <= self.d for r in v), "ranks in 1..d"),
-                       n=(lambda v: v >= 2, ">= 2"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
+                       n=(lambda v: v >= 2, ">= 2"), n_beyond=(lambda v: v > self.n, "> n"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
                        noise_std=(lambda v: v > 0, "> 0"), kernel_scale=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
                        n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"),
                        frontier_T=(lambda v: len(v) > 0 and all(x >= 2 for x in v), "sequence lengths >= 2"),
@@ -64,9 +66,9 @@ class Table5Settings:
                        oos_T=(lambda v: all(x >= 2 for x in v), "sequence lengths >= 2"), oos_scales=(lambda v: all(x > 0 for x in v), "kernel scales > 0"),
                        oos_pilot_n=(lambda v: v >= 2, ">= 2"), oos_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"))
 
-TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16,
+TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, n_beyond=10000, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16,
                             frontier_n=(30, 100, 300, 1000, 3000, 10000), frontier_cost=(2_560_000, 410_000)),
-                  "smoke": dict(T=8, d=6, n=40, n_scale=40, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
+                  "smoke": dict(T=8, d=6, n=40, n_scale=40, n_beyond=200, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
                             frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000), oos_T=(12,), oos_pilot_n=40, oos_n=(40, 200))}   # smoke: seconds, for tests
 ROUTES = (QK_KNOWN_V, LINEARISED, LOG_INVERSION, BLIND, BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE) = (
     "linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
@@ -115,6 +117,7 @@ class Table5Seed:
     tasks: dict       # {r*: TaskRoutes}, in the order of `r_stars`
     frontier: tuple = ()   # FrontierTask of every (kernel scale, T, r*) of the frontier map (see below)
     frontier_oos: tuple = ()   # FrontierTask of every out-of-sample cell (kernel scale, T, r*): n₁ from a pilot the outcome never saw
+    beyond: "BeyondFrontier | None" = None   # the V-known routes beyond the data-only frontier of the table's own teachers (`measure_beyond`)
 
 def _route_kernel(name: str, fit):
     "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
@@ -134,6 +137,12 @@ def data_only_routes(X, Y, V, n: int, n_scale: int | None = None) -> dict:
 def _teacher(s: Table5Settings, kind: str, r_star: int, seed: int, sigma: float, n: int):
     "The `kind` ('softmax' or 'linear') teacher task of (r*, seed) with noise σ and `n` samples."
     return attention_task(n, r_star=r_star, seed=seed, **teacher_args(s, kind, sigma))
+
+def _known_v_ranks(s: Table5Settings, kind: str, r_star: int, seed: int, n: int, routes=KNOWN_V_ROUTES) -> dict:
+    "{route: data-only rank} of the V-known `routes` (σ estimated) on the `kind` teacher of (r*, seed) drawn at exactly `n` samples, as the sample-size sweep draws it."
+    task = _teacher(s, kind, r_star, seed, s.noise_std, n)
+    X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
+    return {route: fit_rank(_KNOWN_V_FITS[route](X, Y, V)) for route in routes}
 
 def _task_routes(task, n: int, n_scale: int | None = None) -> dict:
     "`data_only_routes` on the samples of `task`."
@@ -175,58 +184,75 @@ def _measure_task(s: Table5Settings, r_star: int, seed: int) -> TaskRoutes:
     return TaskRoutes(r_star, main["softmax"], main["linear"], shift, variants, _sweeps(s, r_star, seed))
 
 def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dict:
-    "Every route on the softmax and the linear-QK teacher of every (r*, seed), the noise shifts of the energy errors, the named variants, the sweeps and the frontier map -> {seed: Table5Seed} (no training: `device` unused)."
+    "Every route on the softmax and the linear-QK teacher of every (r*, seed), the noise shifts of the energy errors, the named variants, the sweeps, the frontier map and the routes beyond the table's own frontier -> {seed: Table5Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
     tasks = {x: {} for x in seeds}
     for r in tqdm(s.r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
         for x in seeds: tasks[x][r] = _measure_task(s, r, x)
-    return {x: Table5Seed(tasks[x], measure_frontier(s, x), measure_frontier_oos(s, x)) for x in seeds}
+    return {x: Table5Seed(tasks[x], measure_frontier(s, x), measure_frontier_oos(s, x), measure_beyond(s, x)) for x in seeds}
 
 # %% ../nbs/35_table5.ipynb #b97f9b83
 FRONTIER_ROUTES = (LOG_INVERSION, LINEARISED)
 
 @dataclass(frozen=True)
 class FrontierTask:
-    "One softmax task of the frontier map: the data-only ranks of the log and the linearised route on the first n samples of one stream, for every n of its ladder, and the misfit-vs-edge prediction of where the log route starts over-counting."
+    "One softmax task of the frontier map: the data-only ranks of the log and the linearised route on the first n samples of one stream, for every n of its ladder, and the misfit-vs-edge prediction of where the log route starts over-counting — from the data alone and from the oracle (noiseless outputs, true r*)."
     T: int
     kernel_scale: float
     r_star: int
     ns: tuple          # the sample sizes measured (the ladder up to the cost cap), nested prefixes of one stream
     ranks: dict        # {route: tuple of ranks, one per n} (σ estimated from the route's residuals)
-    n1: float          # predicted frontier (τ² − ν²)/β² of the log route (inf where the noiseless misfit has no systematic part)
-    misfit: float      # β√n_max / τ: the systematic misfit's (r*+1)-th whitened singular value at the largest n, in units of the edge
-    control_ranks: tuple | None   # the log route on the linear-QK teacher of the same (T, kernel scale, r*, seed), one rank per n of the ladder (T > d only)
+    n1: float          # data-only predicted frontier n̂₁ = (τ² − ν²)/β̂² of the log route (`data_edge_prediction`: the noisy fit and its own count r̂; inf where β̂ = 0)
+    misfit: float      # β̂√n / τ: the data-only systematic misfit at the prediction's n, in units of the edge
+    n1_oracle: float   # the oracle frontier (`misfit_edge_prediction`: β from the noiseless outputs at the true r*; inf where they have no systematic misfit)
+    misfit_oracle: float   # β√n / τ of the oracle at the prediction's n
+    control_ranks: tuple | None   # the log route on the linear-QK teacher of the same (T, kernel scale, r*, seed), one rank per n of the ladder (T > d only; reported beside the frontier claims, not graded)
     pilot_n: int = 0   # 0: n₁ predicted in sample (at the ladder's largest n); else the size of the disjoint pilot it was predicted on
+
+    def prediction(self, oracle: bool) -> float:
+        "The predicted frontier: the oracle's n₁ (`oracle` True) or the data-only n̂₁."
+        return self.n1_oracle if oracle else self.n1
 
 def frontier_ladder(s, T: int, cap: int) -> tuple:
     "The sample sizes of the frontier ladder measured at sequence length `T`: those with n·T² <= `cap` (the cost of one log-route fit grows like n·T²), at least the smallest."
     ns = tuple(n for n in s.frontier_n if n * T * T <= cap)
     return ns or s.frontier_n[:1]
 
-def misfit_edge_prediction(X, Y_clean, V, r_star: int, fit) -> tuple:
-    "The misfit-vs-edge prediction from the noiseless samples (`Y_clean`) and the route's fit on the noisy ones (`fit`, same n): (n₁, β√n/τ) — over-counting starts where n β² + ν² = τ², β² the noiseless misfit's systematic share of the (r*+1)-th whitened singular value per sample, ν the edge's noise part (α = 1), τ the edge."
-    n = X.shape[0]
-    clean = log_attention_fit(X, estimated_attention(X, Y_clean, V))
-    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
-    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n      # minus the misfit's own fluctuation at n
+def _edge_crossing(beta2: float, fit, n: int) -> tuple:
+    "(n₁, β√n/τ): over-counting starts where n β² + ν² = τ², τ the edge of the route's noisy `fit` on `n` samples and ν its noise part (α = 1); n₁ infinite where β² = 0."
     tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)
     n1 = (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
     return float(n1), float(math.sqrt(beta2 * n) / tau)
 
+def misfit_edge_prediction(X, Y_clean, V, r_star: int, fit) -> tuple:
+    "The oracle misfit-vs-edge prediction, from what only a simulation has — the noiseless samples (`Y_clean`) and the true rank `r_star` — and the route's fit on the noisy ones (`fit`, same n): (n₁, β√n/τ), β² the noiseless misfit's systematic share of the (r*+1)-th whitened singular value per sample (`_edge_crossing`)."
+    n = X.shape[0]
+    clean = log_attention_fit(X, estimated_attention(X, Y_clean, V))
+    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
+    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n      # minus the misfit's own fluctuation at n
+    return _edge_crossing(beta2, fit, n)
+
+def data_edge_prediction(fit, n: int) -> tuple:
+    "The misfit-vs-edge prediction from the data alone — the route's `fit` on `n` noisy samples, σ estimated from its residuals: (n̂₁, β̂√n/τ), β̂² = (s²₍r̂₊₁₎ − ν²)/n from the fit's own (r̂+1)-th whitened singular value, r̂ = `fit_rank(fit)` its count (no true r*, no noiseless outputs). That value lies below the edge by the count, so n̂₁ >= n: the prediction says how far beyond the data in hand the count stays as it is."
+    s = np.linalg.svd(fit.white, compute_uv=False)
+    r_hat = fit_rank(fit)
+    beta2 = max(s[r_hat] ** 2 - noise_edge_of_fit(fit, alpha=1.0) ** 2, 0.0) / n if r_hat < s.size else 0.0    # minus the fluctuation ν²
+    return _edge_crossing(beta2, fit, n)
+
 def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) -> FrontierTask:
-    "Both routes on the nested prefixes of one softmax stream of (T, kernel scale, r*, seed), the prediction at its largest n, and the log route on the nested prefixes of the linear-QK teacher of the same draw (the control, T > d)."
+    "Both routes on the nested prefixes of one softmax stream of (T, kernel scale, r*, seed), both predictions (data-only and oracle) at its largest n, and the log route on the nested prefixes of the linear-QK teacher of the same draw (T > d; reported beside, not graded)."
     ns = frontier_ladder(s, T, cap)
     task = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="softmax", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
     X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
     fits = _log_route_fits(task, ns)
     ranks = {LOG_INVERSION: tuple(fit_rank(f) for f in fits),
              LINEARISED: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
-    n1, misfit = misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
+    predicted = data_edge_prediction(fits[-1], max(ns)) + misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
     control = None
     if T > s.d:
         lin = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="linear", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
         control = tuple(fit_rank(f) for f in _log_route_fits(lin, ns))
-    return FrontierTask(T, float(scale), r_star, ns, ranks, n1, misfit, control)
+    return FrontierTask(T, float(scale), r_star, ns, ranks, *predicted, control)
 
 def _log_route_fits(task, ns, start: int = 0) -> list:
     "The log route's fits on the nested prefixes of `task`'s samples from `start`: samples start … start + n − 1 for each n of `ns`."
@@ -242,19 +268,40 @@ def measure_frontier(s, seed: int) -> tuple:
 OOS_SEED_OFFSET = 7000   # the out-of-sample teachers are draws the frontier map never makes
 
 def _oos_task(s, T: int, scale: float, r_star: int, seed: int) -> FrontierTask:
-    "One out-of-sample cell: n₁ predicted on the first `oos_pilot_n` samples of a softmax teacher, the log route on nested prefixes of its next samples (which the pilot never saw), and the same on the linear-QK teacher of the same draw (the control)."
+    "One out-of-sample cell: n₁ predicted on the first `oos_pilot_n` samples of a softmax teacher (from the data alone, and by the oracle beside it), the log route on nested prefixes of its next samples (which the pilot never saw), and the same on the linear-QK teacher of the same draw (reported beside, not graded)."
     p, ns, ranks = s.oos_pilot_n, tuple(s.oos_n), {}
     for kind in ("softmax", "linear"):
         task = attention_task(p + max(ns), T=T, d=s.d, r_star=r_star, kind=kind, noise_std=s.noise_std, kernel_scale=scale, seed=OOS_SEED_OFFSET + seed)
         X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
         if kind == "softmax":                                                   # the prediction sees the pilot only
-            n1, misfit = misfit_edge_prediction(X[:p], task.Y_clean.numpy()[:p], V, r_star, log_attention_fit(X[:p], estimated_attention(X[:p], Y[:p], V)))
+            pilot = log_attention_fit(X[:p], estimated_attention(X[:p], Y[:p], V))
+            predicted = data_edge_prediction(pilot, p) + misfit_edge_prediction(X[:p], task.Y_clean.numpy()[:p], V, r_star, pilot)
         ranks[kind] = tuple(fit_rank(f) for f in _log_route_fits(task, ns, start=p))
-    return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, n1, misfit, ranks["linear"], pilot_n=p)
+    return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, *predicted, ranks["linear"], pilot_n=p)
 
 def measure_frontier_oos(s, seed: int) -> tuple:
     "The out-of-sample frontier cells of one seed: an `_oos_task` for every kernel scale of `oos_scales`, T of `oos_T` and r* (in that order)."
     return tuple(_oos_task(s, T, scale, r, seed) for scale in s.oos_scales for T in s.oos_T for r in s.r_stars)
+
+@dataclass(frozen=True)
+class BeyondFrontier:
+    "For one seed: the data-only frontier of Table 5's own softmax teachers, and the V-known routes at `n_beyond` samples — the measurement of `t5.softmax_numerical_beyond`."
+    n1: dict       # {r*: n̂₁}: `data_edge_prediction` of the log route on the first n_scale samples of the table's softmax teacher of (r*, seed)
+    ranks: dict    # {teachers: {r*: {route: rank}}}, teachers 'softmax' and 'linear', each drawn at exactly n_beyond samples; on the linear-QK teachers the
+                   # linearised and log routes run only where the linear-QK estimator misses r* in a task of the seed (else the best fraction is 1 whatever they give)
+
+def measure_beyond(s, seed: int) -> BeyondFrontier:
+    "The data-only frontier n̂₁ of the table's softmax teachers of one seed (from their first n_scale samples) and every V-known route at n_beyond samples on the softmax and the linear-QK teachers of each r*."
+    n1 = {}
+    for r in s.r_stars:
+        task = _teacher(s, "softmax", r, seed, s.noise_std, max(s.n, s.n_scale))          # the table's teacher: its first n_scale samples
+        X, Y, V = task.X.numpy()[:s.n_scale], task.Y.numpy()[:s.n_scale], task.V.numpy()
+        n1[r] = data_edge_prediction(log_attention_fit(X, estimated_attention(X, Y, V)), s.n_scale)[0]
+    ranks = {"softmax": {r: _known_v_ranks(s, "softmax", r, seed, s.n_beyond) for r in s.r_stars},
+             "linear": {r: _known_v_ranks(s, "linear", r, seed, s.n_beyond, (QK_KNOWN_V,)) for r in s.r_stars}}
+    if any(v[QK_KNOWN_V] != r for r, v in ranks["linear"].items()):
+        ranks["linear"] = {r: _known_v_ranks(s, "linear", r, seed, s.n_beyond) for r in s.r_stars}
+    return BeyondFrontier(n1, ranks)
 
 
 # %% ../nbs/35_table5.ipynb #b783d8bd
@@ -272,7 +319,7 @@ def _frontier_cells(units: dict) -> list:
     return [(x, ft, i) for x, seed in units.items() for ft in seed.frontier for i in range(len(ft.ns))]
 
 def _frontier_rows(s, units: dict) -> list:
-    "The frontier map: per (kernel scale, T, n), the fraction of tasks whose rank equals r* and the mean rank − r* of each route, and the fraction the misfit-vs-edge prediction calls exact (n < n₁)."
+    "The frontier map: per (kernel scale, T, n), the fraction of tasks whose rank equals r* and the mean rank − r* of each route, and the fraction the oracle misfit-vs-edge prediction calls exact (n < n₁)."
     cells = _frontier_cells(units)
     rows = []
     for scale in s.frontier_scales:
@@ -284,53 +331,54 @@ def _frontier_rows(s, units: dict) -> list:
                 for route, short in zip(FRONTIER_ROUTES, ("log", "linearised")):
                     row[f"{short}: rank = r*"] = float(np.mean([ft.ranks[route][i] == ft.r_star for ft, i in here]))
                     row[f"{short}: mean rank - r*"] = float(np.mean([ft.ranks[route][i] - ft.r_star for ft, i in here]))
-                row["predicted: n < n1"] = float(np.mean([n < ft.n1 for ft, _ in here]))
+                row["oracle: n < n1"] = float(np.mean([n < ft.n1_oracle for ft, _ in here]))
                 rows.append(row)
     return rows
 
 def _frontier_edges(s, units: dict) -> list:
-    "Per (kernel scale, T): the predicted frontier n₁ of the log route (median over tasks, None where infinite), its misfit at the largest n in edge units, and the measured edge: the smallest n of the ladder where at most half the tasks are recovered (None: none)."
+    "Per (kernel scale, T): the predicted frontier of the log route at the ladder's largest n, by the oracle (n₁) and from the data alone (n̂₁) — medians over tasks, None where infinite — the oracle's misfit there in edge units, and the measured edge: the smallest n of the ladder where at most half the tasks are recovered (None: none)."
     fts = [ft for seed in units.values() for ft in seed.frontier]
     rows = []
     for scale in s.frontier_scales:
         for T in s.frontier_T:
             here = [ft for ft in fts if ft.kernel_scale == scale and ft.T == T]
-            med = float(np.median([ft.n1 for ft in here]))
+            med = {oracle: float(np.median([ft.prediction(oracle) for ft in here])) for oracle in (True, False)}
             lost = [n for i, n in enumerate(here[0].ns) if np.mean([ft.ranks[LOG_INVERSION][i] == ft.r_star for ft in here]) <= 0.5]
-            rows.append({"kernel scale": scale, "T": T, "predicted n1": med if math.isfinite(med) else None,
-                         "misfit / edge at largest n": float(np.median([ft.misfit for ft in here])), "largest n": max(here[0].ns),
+            rows.append({"kernel scale": scale, "T": T, "oracle n1": med[True] if math.isfinite(med[True]) else None,
+                         "data-only n1": med[False] if math.isfinite(med[False]) else None,
+                         "misfit / edge at largest n": float(np.median([ft.misfit_oracle for ft in here])), "largest n": max(here[0].ns),
                          "measured: first n with rank = r* in <= half": lost[0] if lost else None})
     return rows
 
-def _graded(tasks, d: int, g: float, side: str) -> list:
-    "(task, n index) cells of `tasks` with T > d at least a step `g` beyond (`side` 'beyond': n >= g·n₁) or below ('below': n <= n₁/g) their predicted n₁."
-    return [(ft, i) for ft in tasks if ft.T > d for i, n in enumerate(ft.ns) if (n >= g * ft.n1 if side == "beyond" else n <= ft.n1 / g)]
+def _graded(tasks, d: int, g: float, side: str, oracle: bool) -> list:
+    "(task, n index) cells of `tasks` with T > d at least a step `g` beyond (`side` 'beyond': n >= g·n₁) or below ('below': n <= n₁/g) their predicted frontier (the oracle's n₁ where `oracle`, else the data-only n̂₁)."
+    return [(ft, i) for ft in tasks if ft.T > d for i, n in enumerate(ft.ns)
+            if (n >= g * ft.prediction(oracle) if side == "beyond" else n <= ft.prediction(oracle) / g)]
 
-def _side_fractions(s, units: dict, field: str, g: float) -> tuple:
+def _side_fractions(s, units: dict, field: str, g: float, oracle: bool) -> tuple:
     "Per seed, over the cells of the seed's `field` graded by `_graded`: the fraction whose log-route rank is r* beyond g·n₁, the control's there, and the route's below n₁/g (a seed without cells on a side is skipped there)."
     exact = lambda cells, ranks: float(np.mean([ranks(ft)[i] == ft.r_star for ft, i in cells]))
     beyond, control, below = [], [], []
     for seed in units.values():
-        up, down = (_graded(getattr(seed, field), s.d, g, side) for side in ("beyond", "below"))
+        up, down = (_graded(getattr(seed, field), s.d, g, side, oracle) for side in ("beyond", "below"))
         if up: beyond.append(exact(up, lambda ft: ft.ranks[LOG_INVERSION])); control.append(exact(up, lambda ft: ft.control_ranks))
         if down: below.append(exact(down, lambda ft: ft.ranks[LOG_INVERSION]))
     return beyond, control, below
 
-def _frontier_pair(s, units: dict, field: str, g: float, ids: tuple, where: str, ladder: str, differs: str) -> list:
-    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted n₁): the log route over-counts beyond g·n₁ (control: the linear-QK teachers of the same draws, on the same (task, n) cells) and is exact below n₁/g (control: the same tasks beyond g·n₁)."
-    beyond, control, below = _side_fractions(s, units, field, g)
+def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str) -> list:
+    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ (control: the same tasks below n₁/g) and is exact below n₁/g (control: the same tasks beyond g·n₁) — each side the other's control, which removes the one ingredient the frontier names, the sample size on the far side of it. The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
+    beyond, _, below = _side_fractions(s, units, field, g, oracle)
     if not (beyond and below): return []     # cells too few to reach both sides (the smoke preset): nothing to grade; the quick reference records both claims
-    items = lambda side: sum(len(_graded(getattr(seed, field), s.d, g, side)) for seed in units.values())
-    arm = lambda kind: dict(kind=kind, route=LOG_INVERSION, d=s.d, noise_std=s.noise_std,
-                            cells=[(x, ft.T, ft.kernel_scale, ft.r_star, ft.ns[i]) for x, seed in units.items() for ft, i in _graded(getattr(seed, field), s.d, g, "beyond")])
+    items = lambda side: sum(len(_graded(getattr(seed, field), s.d, g, side, oracle)) for seed in units.values())
     paper = "only partial pre-training recovery (nonlinear inversion)"
-    side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which)
+    side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which, oracle=oracle)
     return [
         claim_over_seeds(ids[0], "§6", f"{where}: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the {ladder}'s step) "
                          "the data-only rank equals r* in at most half the cells — a systematic misfit grows above an edge that does not",
                          beyond, 0.5, "<=", paper=paper, differs=differs,
-                         control=("the same route on the same (task, n) cells of the linear-QK teachers of the same draws (T, kernel scale, r*, seed)", control),
-                         removes="softmax (linear-QK teachers)", resolution=1.0 / max(1, items("beyond")), protocol=(arm("softmax"), arm("linear")), changes="kind"),
+                         control=("the same softmax tasks below the predicted frontier (n <= n1/g)", below),
+                         removes="many enough samples (the same tasks at n <= n1/g, where the misfit is still below the edge)",
+                         resolution=1.0 / max(1, items("beyond")), protocol=(side("beyond"), side("below")), changes="side"),
         claim_over_seeds(ids[1], "§6", f"{where}: below the predicted frontier (n <= n1/g) the data-only rank "
                          "equals r* in more than half the cells", below, 0.5, ">=", paper=paper,
                          differs=differs, control=("the same softmax tasks beyond the predicted frontier (n >= g·n1)", beyond),
@@ -338,20 +386,28 @@ def _frontier_pair(s, units: dict, field: str, g: float, ids: tuple, where: str,
                          resolution=1.0 / max(1, items("below")), protocol=(side("below"), side("beyond")), changes="side"),
     ]
 
+def _frontier_linear(s, units: dict) -> dict:
+    "{field: per seed, the fraction of the cells beyond g·n₁ whose log-route rank on the linear-QK teacher of the same draw is r*} for the map (oracle n₁) and the out-of-sample cells (data-only n̂₁): the comparison the frontier claims no longer grade, since those teachers have no frontier by construction."
+    return {"frontier": _side_fractions(s, units, "frontier", frontier_step(s), True)[1],
+            "frontier_oos": _side_fractions(s, units, "frontier_oos", ladder_step(s.oos_n), False)[1]}
+
 def _frontier_claims(s, units: dict) -> list:
-    "The frontier claims for T > d: on the frontier map (`t5.frontier_beyond`, `t5.frontier_below`, n₁ predicted at each task's largest n) and out of sample (`t5.frontier_oos_beyond`, `t5.frontier_oos_below`: T and kernel scales the map does not measure, teachers it never drew, n₁ predicted on a pilot whose samples the outcome never sees)."
+    "The frontier claims for T > d: on the frontier map, against the oracle frontier (`t5.oracle_frontier_beyond`, `t5.oracle_frontier_below`: n₁ from each task's noiseless outputs and true r* at its largest n), and out of sample against the data-only frontier (`t5.frontier_oos_beyond`, `t5.frontier_oos_below`: T and kernel scales the map does not measure, teachers it never drew, n̂₁ predicted from a pilot's noisy samples alone, which the outcome never sees)."
     where = "softmax, V known, log route, T > d"
-    in_sample = _frontier_pair(s, units, "frontier", frontier_step(s), ("t5.frontier_beyond", "t5.frontier_below"), where, "sweep",
-                               "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument and graded on both sides")
+    in_sample = _frontier_pair(s, units, "frontier", frontier_step(s), True, ("t5.oracle_frontier_beyond", "t5.oracle_frontier_below"),
+                               f"{where}, oracle frontier (n1 from the noiseless outputs and the true r* at each task's largest n)", "sweep",
+                               "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument from what only a "
+                               "simulation has (the noiseless outputs, the true r*) and graded on both sides")
     cells = f"T in {list(s.oos_T)}, kernel scale in {list(s.oos_scales)}"
-    oos = _frontier_pair(s, units, "frontier_oos", ladder_step(s.oos_n), ("t5.frontier_oos_beyond", "t5.frontier_oos_below"),
-                         f"{where}, out of sample ({cells}: outside the map; n1 predicted on a pilot of {s.oos_pilot_n} samples, graded on later samples of the same teachers)",
-                         "outcome ladder", "reconstructed: the paper gives no frontier; here n1 is predicted on a pilot and graded on samples and cells the prediction never saw "
-                         "(the prediction reads the pilot's noiseless outputs, which only a simulation has)")
+    oos = _frontier_pair(s, units, "frontier_oos", ladder_step(s.oos_n), False, ("t5.frontier_oos_beyond", "t5.frontier_oos_below"),
+                         f"{where}, out of sample ({cells}: outside the map; the data-only n1 predicted from the noisy samples of a pilot of {s.oos_pilot_n}, "
+                         "with its own rank count and σ estimated, graded on later samples of the same teachers)",
+                         "outcome ladder", "reconstructed: the paper gives no frontier; here n1 is predicted from a pilot's data alone (no true r*, no noiseless outputs) "
+                         "and graded on samples and cells the prediction never saw")
     return in_sample + oos
 
 def _frontier_map_figure(s, rows: list, edges: list):
-    "The frontier map: fraction of tasks whose data-only rank is r*, over (n, T), per route (rows) and kernel scale (columns), with the predicted n₁ of the log route."
+    "The frontier map: fraction of tasks whose data-only rank is r*, over (n, T), per route (rows) and kernel scale (columns), with the predicted frontier of the log route (black: the oracle's n₁; grey: the data-only n̂₁)."
     import matplotlib.pyplot as plt
     ns, Ts, scales = list(s.frontier_n), list(s.frontier_T), list(s.frontier_scales)
     fig, axes = plt.subplots(2, len(scales), figsize=(4.6 * len(scales), 6.8), squeeze=False, constrained_layout=True)
@@ -366,11 +422,12 @@ def _frontier_map_figure(s, rows: list, edges: list):
                     if np.isfinite(M[a, b]): ax.text(b, a, f"{M[a, b]:.2f}", ha="center", va="center", fontsize=7)
             if short == "log":
                 for e in edges:
-                    if e["kernel scale"] == scale and e["predicted n1"] is not None and ns[0] <= e["predicted n1"] <= ns[-1]:   # inside the ladder
-                        x = np.interp(math.log(e["predicted n1"]), np.log(ns), np.arange(len(ns)), left=-0.5, right=len(ns) - 0.5)
-                        ax.plot([x, x], [Ts.index(e["T"]) - 0.45, Ts.index(e["T"]) + 0.45], color="k", lw=2.5)
+                    for key, color in (("oracle n1", "k"), ("data-only n1", "0.55")):
+                        if e["kernel scale"] == scale and e[key] is not None and ns[0] <= e[key] <= ns[-1]:   # inside the ladder
+                            x = np.interp(math.log(e[key]), np.log(ns), np.arange(len(ns)), left=-0.5, right=len(ns) - 0.5)
+                            ax.plot([x, x], [Ts.index(e["T"]) - 0.45, Ts.index(e["T"]) + 0.45], color=color, lw=2.5)
             ax.set_xticks(range(len(ns)), [str(n) for n in ns]); ax.set_yticks(range(len(Ts)), [str(T) for T in Ts])
-            ax.set(xlabel="n (samples)", ylabel=f"T (d = {s.d})", title=f"{short} route, kernel scale {scale:g}" + ("\n(bar: predicted n1, where inside the ladder)" if short == "log" else ""))
+            ax.set(xlabel="n (samples)", ylabel=f"T (d = {s.d})", title=f"{short} route, kernel scale {scale:g}" + ("\n(bars: oracle n1 black, data-only grey, inside the ladder)" if short == "log" else ""))
     fig.colorbar(im, ax=axes, shrink=0.6, label="fraction of tasks: rank = r*"); plt.close(fig)
     return fig
 
@@ -436,9 +493,26 @@ def _attribution(s: Table5Settings, units: dict) -> dict:
                 "mean rank - r*": float(np.mean([t.softmax[route].rank - t.r_star for t in tasks]))}
             for v, route in (("V known", QK_KNOWN_V_AT_SCALE), ("V unknown", BLIND_AT_SCALE))}
 
+def _best_fraction(ranks: dict) -> float:
+    "The best route's fraction of tasks whose rank equals r*, over the routes measured on every task of {r*: {route: rank}}."
+    routes = [route for route in ROUTES if all(route in v for v in ranks.values())]
+    return max(float(np.mean([v[route] == r for r, v in ranks.items()])) for route in routes)
+
+def _numerical_frontier(s: Table5Settings, units: dict) -> dict:
+    "The two sides of `t5.softmax_numerical`: the data-only frontier n̂₁ of the table's softmax teachers (median over every (seed, r*), and per task), the sizes graded below (n) and beyond it (n_beyond), and per seed the best V-known route's fraction at n_beyond on the softmax and on the linear-QK teachers."
+    n1 = [seed.beyond.n1[r] for seed in units.values() for r in s.r_stars]
+    med = float(np.median(n1))
+    return {"n1": med if math.isfinite(med) else None, "n1 per task": [v if math.isfinite(v) else None for v in n1], "n below": s.n, "n beyond": s.n_beyond,
+            "best beyond": {kind: [_best_fraction(seed.beyond.ranks[kind]) for seed in units.values()] for kind in ("softmax", "linear")}}
+
+def _side(n: int, n1) -> str:
+    "Where `n` lies against the predicted frontier `n1` (None: infinite), in words: 'n = 100 = 0.047 n̂₁ (n̂₁ = 2151)'."
+    return f"n = {n}, no finite predicted frontier" if n1 is None else f"n = {n} = {n / n1:.2g} n̂₁ (n̂₁ = {n1:.0f})"
+
 def _claims(s: Table5Settings, units: dict) -> list:
     "The `t5.*` claims, per seed, each with its control: the same routes, sizes, σ, kernel scale and task draws on linear-QK teachers (checked field by field for the claims on the main tasks)."
     per_seed = _per_seed(s, units)
+    numerical = _numerical_frontier(s, units)
     tasks = len(per_seed) * len(s.r_stars)                                    # the items every fraction of tasks is over
     best = {kind: [max(_exact_fraction(ts, kind, route) for route in KNOWN_V_ROUTES) for ts in per_seed] for kind in ("softmax", "linear")}
     at_scale = {(kind, route): [_exact_fraction(ts, kind, route) for ts in per_seed] for kind in ("softmax", "linear") for route in (BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE)}
@@ -450,13 +524,22 @@ def _claims(s: Table5Settings, units: dict) -> list:
     attribution = (f"the paper attributes this loss to kernel-value identifiability; with V known the linear-QK estimator at the same n = {s.n_scale} "
                    "loses r* as well (t5.softmax_wrong_model), so what is measured here is the linear-QK model being wrong for softmax") if wrong_model else None
     resolution = fraction_resolution(range(tasks))
+    destroys = ("nonlinear inversion destroys the numerical rank — no data-only route (linear-QK, linearised, log inversion; σ estimated) recovers r* "
+                "in more than half the tasks (best route's fraction)")
+    frontier = ("n̂₁ the data-only frontier of the log route on the table's teachers, predicted from their first "
+                f"{s.n_scale} noisy samples alone (median over the tasks)")
+    side = lambda n, where: (f"the paper's 'destroys' is graded as: the best data-only route recovers r* in at most half the tasks, at {_side(n, numerical['n1'])}, "
+                             f"{where} {frontier}")
     return [
-        claim_over_seeds("t5.softmax_numerical", "§6", "softmax, V known: nonlinear inversion destroys the numerical rank — no data-only route "
-                         "(linear-QK, linearised, log inversion; σ estimated) recovers r* in more than half the tasks (best route's fraction)",
-                         best["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)",
-                         differs="the paper's 'destroys' is graded as: the best data-only route recovers r* in at most half the tasks",
+        claim_over_seeds("t5.softmax_numerical_below", "§6", f"softmax, V known, below the predicted frontier (n = {s.n}): " + destroys,
+                         best["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)", differs=side(s.n, "below"),
                          control=(f"the same best fraction on linear-QK teachers of the same kernels and kernel scale ({s.kernel_scale:g})", best["linear"]),
                          removes="softmax (linear-QK teachers)", resolution=resolution, **pair(KNOWN_V_ROUTES, s.n, "best route's fraction of tasks with rank r*")),
+        claim_over_seeds("t5.softmax_numerical_beyond", "§6", f"softmax, V known, beyond the predicted frontier (n = {s.n_beyond}): " + destroys,
+                         numerical["best beyond"]["softmax"], 0.5, "<=", paper="only partial pre-training recovery (nonlinear inversion)", differs=side(s.n_beyond, "beyond"),
+                         control=(f"the same best fraction at n = {s.n_beyond} on linear-QK teachers of the same kernels and kernel scale ({s.kernel_scale:g})",
+                                  numerical["best beyond"]["linear"]),
+                         removes="softmax (linear-QK teachers)", resolution=resolution, **pair(KNOWN_V_ROUTES, s.n_beyond, "best route's fraction of tasks with rank r*")),
         claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
                          "half the tasks", at_scale[("softmax", BLIND_AT_SCALE)], 0.5, "<=",
                          paper="only partial pre-training recovery (kernel-value identifiability)", differs=attribution,
@@ -498,13 +581,14 @@ def _frontier_figure(rows, sweep_rows, n_rows):
     return fig
 
 def _oos_rows(units: dict) -> list:
-    "One row per out-of-sample cell (seed, T, kernel scale, r*): n₁ predicted on the pilot (None: infinite), the first n of the outcome ladder where the log route's rank leaves r* (None: nowhere on it), and the ranks along the ladder on the softmax teacher and on the linear-QK teacher of the same draw."
+    "One row per out-of-sample cell (seed, T, kernel scale, r*): the frontier predicted on the pilot from its data alone (n̂₁) and by the oracle (n₁; None: infinite), the first n of the outcome ladder where the log route's rank leaves r* (None: nowhere on it), and the ranks along the ladder on the softmax teacher and on the linear-QK teacher of the same draw."
     rows = []
     for x, seed in units.items():
         for ft in seed.frontier_oos:
             ranks = list(ft.ranks[LOG_INVERSION])
             left = [n for n, r in zip(ft.ns, ranks) if r != ft.r_star]
             rows.append({"seed": x, "T": ft.T, "kernel scale": ft.kernel_scale, "r*": ft.r_star, "pilot n1": ft.n1 if math.isfinite(ft.n1) else None,
+                         "pilot n1 (oracle)": ft.n1_oracle if math.isfinite(ft.n1_oracle) else None,
                          "first n with rank != r*": left[0] if left else None, "ranks": ranks, "linear-QK ranks": list(ft.control_ranks)})
     return rows
 
@@ -520,7 +604,7 @@ def _oos_figure(s, rows: list):
     for r in sorted({row["r*"] for row in rows}):
         pts = [row for row in rows if row["r*"] == r]
         ax.scatter([min(hi, row["pilot n1"] or hi) for row in pts], [row["first n with rank != r*"] or hi for row in pts], label=f"r* = {r}", zorder=3, alpha=0.8)
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi * 1.1), ylim=(lo, hi * 1.1), xlabel="n₁ predicted on the pilot",
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi * 1.1), ylim=(lo, hi * 1.1), xlabel="n̂₁ predicted from the pilot's data alone",
            ylabel="first n where the rank leaves r*", title=f"out of sample: T = {', '.join(map(str, s.oos_T))}, kernel scale {', '.join(f'{c:g}' for c in s.oos_scales)}")
     ax.legend(fontsize=7, loc="upper left"); fig.tight_layout(); plt.close(fig)
     return fig
@@ -545,15 +629,17 @@ def _plain_task(s: Table5Settings, task: TaskRoutes) -> dict:
             "n_sweep": {f"{kind}/{n}": _plain_routes(task.sweeps[(kind, s.noise_std, n)]) for n in s.n_sweep for kind in ("softmax", "linear")}}
 
 def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> dict:
-    "Plain data for the record: the named variants, both sweeps, the V-known/V-unknown comparison at n_scale (`attribution`), the energy errors' noise shares per seed (`noise_share`) and every task, {seed: {r*: plain task}}."
+    "Plain data for the record: the named variants, both sweeps, the V-known/V-unknown comparison at n_scale (`attribution`), the energy errors' noise shares per seed (`noise_share`), every task, {seed: {r*: plain task}}, the frontier map and its out-of-sample cells, and the two sides of `t5.softmax_numerical` (`numerical_frontier`)."
     per_task = {x: {r: _plain_task(s, task) for r, task in seed.tasks.items()} for x, seed in units.items()}
     shares = {f"{kind}/{route}": [_noise_share(ts, kind, route) for ts in _per_seed(s, units)] for kind, route in (("softmax", LOG_INVERSION), ("linear", LOG_INVERSION), ("linear", QK_KNOWN_V))}
     frontier_tasks = {x: [dict(T=ft.T, kernel_scale=ft.kernel_scale, r_star=ft.r_star, ns=list(ft.ns), ranks={k: list(v) for k, v in ft.ranks.items()},
                                n1=ft.n1 if math.isfinite(ft.n1) else None, misfit=ft.misfit,
+                               n1_oracle=ft.n1_oracle if math.isfinite(ft.n1_oracle) else None, misfit_oracle=ft.misfit_oracle,
                                control_ranks=None if ft.control_ranks is None else list(ft.control_ranks)) for ft in seed.frontier]
                       for x, seed in units.items()}
     return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, attribution=_attribution(s, units), noise_share=shares, per_task=per_task,
-                frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks, frontier_oos=_oos_rows(units))
+                frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks, frontier_oos=_oos_rows(units),
+                numerical_frontier=_numerical_frontier(s, units), frontier_linear=_frontier_linear(s, units))
 
 def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
     "Table 5's rows (per route: softmax against linear-QK teachers), the `t5.*` claims, the figure and the extras (variants, sweeps), from {seed: Table5Seed}."
@@ -562,7 +648,7 @@ def summarise_table5(s: Table5Settings, units: dict) -> ExperimentResult:
     return ExperimentResult("table5", rows, _claims(s, units) + _frontier_claims(s, units),
                             _figures(s, rows, sweep_rows, n_rows, extra["frontier"], extra["frontier_edges"], extra["frontier_oos"]), extra)
 
-TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5, costs=dict(quick=14, paper=83))
+TABLE5 = OnePartExperiment("table5", "§6", "Table 5 — data-only rank prediction under softmax", Table5Settings, TABLE5_PRESETS, measure_table5, summarise_table5, costs=dict(quick=21, paper=105))
 
 # %% ../nbs/35_table5.ipynb #01139edd
 def numerical_rank_curve(s: Table5Settings, ns, seeds, r_stars=None) -> list:
@@ -572,9 +658,8 @@ def numerical_rank_curve(s: Table5Settings, ns, seeds, r_stars=None) -> list:
         for x in seeds:
             exact, control = {route: [] for route in _KNOWN_V_FITS}, []
             for r in r_stars or s.r_stars:
-                soft, lin = (_teacher(s, kind, r, x, s.noise_std, n) for kind in ("softmax", "linear"))
-                for route, fit in _KNOWN_V_FITS.items(): exact[route].append(fit_rank(fit(soft.X.numpy(), soft.Y.numpy(), soft.V.numpy())) == r)
-                control.append(fit_rank(_KNOWN_V_FITS[QK_KNOWN_V](lin.X.numpy(), lin.Y.numpy(), lin.V.numpy())) == r)
+                for route, rank in _known_v_ranks(s, "softmax", r, x, n).items(): exact[route].append(rank == r)
+                control.append(_known_v_ranks(s, "linear", r, x, n, (QK_KNOWN_V,))[QK_KNOWN_V] == r)
             frac = {route: float(np.mean(v)) for route, v in exact.items()}
             rows.append({"n": int(n), "seed": x, **frac, "best": max(frac.values()), "control": float(np.mean(control)), "tasks": len(control)})
     return rows

@@ -2,7 +2,7 @@
 say nothing about the method graded. Checked here where an oracle is computable in closed form or by a fit of a second.
 
 Not checked: `t4.*` and `t5.*` (fractions of tasks whose data-only rank equals r*). An oracle that knows r* scores 1: `t4.*` and
-`t5.frontier*_below` (>= criteria) are met by the estimators themselves, and the `<= 0.5` claims of `t5` grade a failure, which a
+`t5.oracle_frontier_below`, `t5.frontier_oos_below` (>= criteria) are met by the estimators themselves, and the `<= 0.5` claims of `t5` grade a failure, which a
 right answer does not meet by design."""
 import functools
 import math
