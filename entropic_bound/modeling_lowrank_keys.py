@@ -272,14 +272,24 @@ class BitsKeyCache(DynamicCache):
         return sum(layer.values.numel() * layer.values.element_size() for layer in self.layers if layer.is_initialized)
 
 # %% ../nbs/11d_key_cache_runtime.ipynb #d03b9a67
+class _Float32Maps(nn.Module):
+    "A key-in-bits cache's basis as float32 buffers, whatever precision the model around them is cast to or loaded in: a basis rounded to 16 bits would move every code."
+    def _apply(self, fn, recurse=True):
+        kept = dict(self._buffers)
+        super()._apply(fn, recurse)
+        for k, b in self._buffers.items():                               # moved where asked, never rounded
+            if b is not None and b.is_floating_point() and b.dtype != torch.float32: self._buffers[k] = kept[k].to(device=b.device, dtype=torch.float32)
+        return self
+
 class _WithLowRankKeys:
     """A Llama-family causal LM whose keys are cached low-rank or in bits: `config.key_cache_route`, and `config.key_cache_ranks` (post,
     latent) or `config.key_cache_bits` with the `KeyBits` settings (`key_cache_basis`, `_pre`, `_group`, `_window`, `_sink`); the maps as buffers."""
     def __init__(self, config):
         super().__init__(config)
         dh = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        self.key_cache_maps, self._maps, self._maps_of = nn.Module(), None, None
+        self.key_cache_maps, self._maps, self._maps_of = _Float32Maps() if config.key_cache_route == "bits" else nn.Module(), None, None
         if config.key_cache_route == "bits":
+            self._keep_in_fp32_modules_strict = set(self._keep_in_fp32_modules_strict or ()) | {"key_cache_maps"}     # loaded in float32 too
             for l, row in enumerate(config.key_cache_bits if config.key_cache_basis else []):
                 for g in range(len(row)):
                     self.key_cache_maps.register_buffer(f"encode_{l}_{g}", torch.zeros(dh, dh)); self.key_cache_maps.register_buffer(f"decode_{l}_{g}", torch.zeros(dh, dh))
@@ -289,6 +299,11 @@ class _WithLowRankKeys:
                 self.key_cache_maps.register_buffer(f"key_{l}_{g}", torch.zeros(dh, r))
                 if config.key_cache_route == "post": self.key_cache_maps.register_buffer(f"query_{l}_{g}", torch.zeros(dh, r))
                 else: self.key_cache_maps.register_buffer(f"back_{l}_{g}", torch.zeros(r, dh))
+
+    @property
+    def keeps_source_precision(self) -> bool:
+        "Keys in bits: the weights are the source's, unchanged, so `compress.export` writes them in the source's precision (the basis stays float32)."
+        return self.config.key_cache_route == "bits"
 
     def key_maps(self) -> KeyMaps | KeyBits:
         "The `KeyMaps` (or `KeyBits`) of this model's buffers (built again when loading has replaced them), installed in every layer."
