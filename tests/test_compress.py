@@ -54,6 +54,21 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, arg):
     assert not out.exists()
 
 
+def test_a_settings_error_passes_as_itself(tmp_path, capsys, monkeypatch):
+    """A settings error `run_compress` meets is raised as it is (`SettingsError`, naming its field), not re-worded as another option's;
+    the CLI names the option: one line, exit 2, nothing written."""
+    from entropic_bound import compress_run
+    from entropic_bound.experiment import SettingsError
+    with pytest.raises(SettingsError) as e: compress_run.run_compress(tmp_path / "lib", budgets=(0.5, 2.0))
+    assert (e.value.field, str(e.value)) == ("budgets", "Table6Settings.budgets must be fractions in (0, 1]; got (0.5, 2.0)")
+    monkeypatch.setattr(cli, "compress_budgets", lambda budget, budgets: (0.5, (0.5, 2.0)))     # past the command line's own check
+    out = tmp_path / "out"
+    rc = cli.main(["compress", "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == ["entropic-bound compress: error: --budgets must be fractions in (0, 1]; got (0.5, 2.0)"], err
+    assert not out.exists() and not (tmp_path / "lib").exists()
+
+
 def test_decoder_refused_in_one_line(tmp_path, capsys):
     cfg = transformers.GPT2Config(n_layer=1, n_head=2, n_embd=16, n_positions=64, vocab_size=50)
     folder = tmp_path / "gpt2"
