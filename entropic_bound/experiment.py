@@ -505,12 +505,13 @@ def run_experiments(names, out, preset: str = "quick", seeds=(0, 1, 2), device: 
 
 # %% ../nbs/30_experiment.ipynb #34793a96
 def run_sequential(names, out, preset: str = "quick", seeds=(0, 1, 2), cap: int = 12, device: str = "cpu", backend=None, force: bool = False,
-                   progress: bool | None = None, overrides: dict | None = None, log=print) -> list:
+                   progress: bool | None = None, overrides: dict | None = None, log=None) -> list:
     """Run experiments `names` by a sequential design with looks at `seeds` and at more seeds, doubling up to `cap` (`report.looks_schedule`), every
     claim of every look graded at the corrected level `report.looks_confidence`; an experiment takes the next look only while an empirical claim of
-    it, or that claim's control, is undecided. Units are measured once (`run_experiments` with `keep_units`; they go when the design ends), one line per look is `log`ged, and
+    it, or that claim's control, is undecided. Units are measured once (`run_experiments` with `keep_units`; they go when the design ends), one line per look goes to `log` (default: printed), and
     each record carries `looks`: [{look, seeds, undecided}]. A finished design under `out` is reused. Returns the records in the order of `names`."""
     out, seeds, backend, overrides = Path(out), seed_tuple(seeds), InProcess() if backend is None else backend, overrides or {}
+    log = log or (lambda line: print(line, flush=True))
     schedule = looks_schedule(len(seeds), cap); K, confidence = len(schedule), looks_confidence(len(schedule))
     at = lambda n: seeds + tuple(range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds)))          # the design's first n seeds
     grading = lambda look: dict(confidence=confidence, looks=look, schedule=list(schedule))

@@ -146,7 +146,7 @@ def summary_markdown(records: list, preset: str, seeds) -> str:
         K = len(next(r["config"]["grading"]["schedule"] for r in records if r.get("looks")))
         parts.append(f"**A sequential design** (`--seeds-up-to`): every table was graded on seeds {list(seeds)} first, and one with an undecided empirical claim "
                      f"or control took more seeds on a fixed schedule of {K} looks, each look at the Bonferroni-corrected level {_level(claims)} (α/{K}, two-sided), so "
-                     "that a claim on its criterion is decided at some look with probability at most 5 %; each table says the looks it took.")
+                     f"that a claim on its criterion is decided at some look with probability at most {100 * (1 - CONFIDENCE):.3g} %; each table says the looks it took.")
     for r in records:
         parts += [f"## {r['title']} ({r['section']})"] + ([looks_line(r)] if r.get("looks") else []) + [markdown_table(r["rows"])]
         if r["claims"]: parts += ["Claims:", claims_markdown(r["claims"])]
