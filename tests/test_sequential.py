@@ -127,6 +127,9 @@ def test_the_design_measures_each_seed_once_and_regrades_on_all(tmp_path, toy):
     again = _Counting()
     run_sequential(["toy"], tmp_path, "smoke", (0, 1, 2), cap=12, backend=again, progress=False, log=lambda s: None)
     assert again.seen == []
+    forced = _Counting()                                                    # --force: every seed measured again, once
+    (record,) = run_sequential(["toy"], tmp_path, "smoke", (0, 1, 2), cap=12, backend=forced, force=True, progress=False, log=lambda s: None)
+    assert forced.seen == counting.seen and record["claims"][0]["margin"] == pytest.approx(c["margin"])
 
 
 def test_a_stopped_design_resumes_without_measuring_again(tmp_path, toy):
