@@ -215,7 +215,7 @@ def audit_reading(report: HeadsReport) -> str:
     rho = max(abs(f["spearman_static_native_tv"]), abs(f["spearman_static_native_out"]))
     tol = f"tolerance {m['tol']:g}" if m["tol"] == m["tol_out"] else f"tolerances {m['tol']:g} (TV) and {m['tol_out']:g} (output)"
     below, scale = f["native_below_static_order"], tv / st
-    s = [f"**Reading (ours).** The static kernels of the heads have {'nearly flat' if st > 0.75 * dh else 'uneven'} spectra: the median energy effective "
+    s = [f"**Reading.** The static kernels of the heads have {'nearly flat' if st > 0.75 * dh else 'uneven'} spectra: the median energy effective "
          f"rank is {st:.1f} of {dh}, and " + (f"all but {uneven} heads sit above three quarters of $d_h$." if uneven <= n / 10
                                              else f"{n - uneven} of {n} heads sit above three quarters of $d_h$."),
          f"The attention-native rank on held-out text is {'lower' if tv < st else 'not lower'}" + (", and much lower by the output criterion" if out <= tv / 1.5 else "")
