@@ -21,11 +21,12 @@ from .policy import cpu_threads, engine_threads
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'SENSITIVITY_GRID', 'ORDER_RULES', 'WEIGHT_SUFFIXES',
-           'WEIGHT_FOLDERS', 'SIXTEEN_BITS', 'Calibration', 'calibrate', 'split_lines', 'AllocationRule',
-           'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity', 'next_token_logprobs',
-           'next_token_fidelity', 'loss_signals', 'primary_loss', 'layer_sensitivity', 'fidelity_meter', 'SplitResult',
-           'calibrate_split', 'compress_split', 'source_folder', 'source_dtype', 'carry_source', 'load_lines', 'export']
+__all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'METRICS', 'HIGHER_IS_BETTER', 'SENSITIVITY_GRID',
+           'ORDER_RULES', 'WEIGHT_SUFFIXES', 'WEIGHT_FOLDERS', 'SIXTEEN_BITS', 'Calibration', 'calibrate',
+           'split_lines', 'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
+           'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'fidelity_meter',
+           'layer_sensitivity', 'SplitResult', 'calibrate_split', 'compress_split', 'source_folder', 'source_dtype',
+           'carry_source', 'load_lines', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -53,6 +54,8 @@ class Calibration:
     @property
     def d_head(self) -> int: return self.tv.shape[-1] - 1
 
+
+# %% ../nbs/11_compress.ipynb #a11e0015
 def calibrate(adapter: HeadAdapter, batch, step=None) -> Calibration:
     """Fit the orders of every head on `batch` (the fit half) and measure, on the same sequences, each head's error at every rank.
     Encoders: per head, the whitened and the static (SVD) order. Rotary decoders: per key-value group, one whitened order before
@@ -121,6 +124,8 @@ def _greedy(gain_curves: np.ndarray, budget: int) -> np.ndarray:
         r[int(np.argmax(gain))] += 1
     return r
 
+
+# %% ../nbs/11_compress.ipynb #a11e0002
 @dataclass(frozen=True)
 class AllocationRule:
     """One allocation rule: `rule(cal, B, seed)` -> ranks (N,) of the N = L * U units of a `Calibration`, summing to the budget of B
@@ -161,6 +166,8 @@ def _proportional(weights, budget: int, cap: int) -> np.ndarray:
             if r[i] < cap: r[i] += 1
     return r
 
+
+# %% ../nbs/11_compress.ipynb #a11e0006
 @allocation_rule("native", "a common output-error tolerance on the fit half (water-filling the units' error curves)", "C0", "o")
 def _native(cal, B, seed): return _water_fill(cal.out.reshape(-1, cal.d_head + 1), B)
 
@@ -295,6 +302,8 @@ def fidelity(E0: torch.Tensor, E1: torch.Tensor, k: int = 10) -> dict:
     kept = np.mean([len(set(a.tolist()) & set(b.tolist())) / k for a, b in zip(nn0, nn1)])
     return dict(cosine=float((E0 * E1).sum(-1).mean()), spearman=float(spearmanr(S0[iu[0], iu[1]], S1[iu[0], iu[1]])[0]), knn=float(kept))
 
+
+# %% ../nbs/11_compress.ipynb #a11e0007
 def next_token_logprobs(model, batch, chunk: int = 8) -> torch.Tensor:
     "Log-probabilities (n, T - 1, V) a causal language model gives each next token of the packed `batch`, float32 on the CPU."
     device, out = next(model.parameters()).device, []
@@ -357,6 +366,8 @@ def _key_gradients(adapter: HeadAdapter) -> list:
     finally:
         for p, v in zip(params, values): p.data = v
 
+
+# %% ../nbs/11_compress.ipynb #a11e0010
 def loss_signals(adapter: HeadAdapter, cal: Calibration, batch, lines: list | None = None, seed: int = 0, chunk: int = 4) -> Calibration:
     """`cal` with what the model's loss says about its units, from one backward pass per calibration batch of `chunk` sequences of the
     fit half (`batch` for a decoder, `lines` for an encoder; the losses of `_calibration_losses`):
@@ -394,19 +405,56 @@ def loss_signals(adapter: HeadAdapter, cal: Calibration, batch, lines: list | No
     return replace(cal, fisher_k=fisher_k, out_weight=price.reshape(L, G, H // G).mean(-1))
 
 
+# %% ../nbs/11_compress.ipynb #7d2a67bf
+METRICS = {"encoder": ("cosine", "spearman", "knn"), "decoder": ("kl", "ppl_ratio", "top1")}   # what a meter of each kind reads; the first is its primary
+HIGHER_IS_BETTER = {"cosine": True, "spearman": True, "knn": True, "top1": True, "kl": False, "ppl_ratio": False}
+
+def primary_loss(f: dict, primary: str) -> float:
+    """The loss (lower is better) of a fidelity reading `f` in its primary metric `primary` (a `fidelity_meter`'s `primary`, or a
+    `SplitResult`'s): 1 - mean cosine for an encoder, the next-token KL as it is for a decoder."""
+    return 1.0 - f[primary] if HIGHER_IS_BETTER[primary] else f[primary]
+
+_REFERENCE_KEPT_BYTES = 1 << 30    # a decoder's meter keeps the original's side in double (16 bytes a number) up to this size, else redoes it per copy
+
+def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
+    """A function net -> fidelity dict of a compressed copy of the adapter's model against the original on the held-out lines `held`:
+    `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`);
+    `limit`: at most that many sentences (an encoder) or packed sequences (a decoder). The original's side is computed once, here;
+    the function's attributes: `positions`, what each measurement averages over (sentences, or predicted tokens); `kind`, the model's
+    ('encoder' or 'decoder', the adapter's); `primary`, the metric its loss is read in (`METRICS[kind][0]`, `primary_loss`)."""
+    if limit is not None and limit < 1: raise InputError("limit", f"must be >= 1; got {limit}")
+    if adapter.kind == "encoder":
+        held = held[:limit]
+        ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
+        measure = lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
+        return _meter(measure, adapter, len(held))
+    batch, chunk = encode_text(adapter, held, seq_len), 4
+    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
+    ref = next_token_logprobs(adapter.model, batch, chunk)
+    starts = range(0, batch.ids.shape[0], chunk)
+    keep = 16 * ref.numel() <= _REFERENCE_KEPT_BYTES                   # the original's side once, where it fits
+    kept = [_reference_side(ref[i:i + chunk]) if keep else None for i in starts]
+    def measure(net):                                                   # chunk by chunk: one vocabulary-sized tensor of the copy at a time
+        sums = sum(_next_token_sums(ref[i:i + chunk], next_token_logprobs(net, batch.head(i + chunk).tail(i), chunk), batch.ids[i:i + chunk],
+                                    batch.mask[i:i + chunk], side) for i, side in zip(starts, kept))
+        return _next_token_result(sums)
+    return _meter(measure, adapter, int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum()))
+
+def _meter(measure, adapter: HeadAdapter, positions: int):
+    "`measure` with what it averages over and what it reads: `positions`, the adapter's `kind` and that kind's `primary` metric."
+    measure.positions, measure.kind, measure.primary = positions, adapter.kind, METRICS[adapter.kind][0]
+    return measure
+
+
 # %% ../nbs/11_compress.ipynb #5a1b2c03
 SENSITIVITY_GRID = (0.0, 0.25, 0.5, 0.75)        # ranks round(f * d_h) at which a layer's cut is measured (ASVD's ratio grid, coarser)
-
-def primary_loss(f: dict) -> float:
-    "The primary fidelity loss of a `fidelity_meter` reading (lower is better): the next-token KL for a decoder, 1 - mean cosine for an encoder."
-    return f["kl"] if "kl" in f else 1.0 - f["cosine"]
 
 def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSITIVITY_GRID, step=None) -> Calibration:
     """`cal` with ASVD's sensitivity (reimplemented from its description; a layer is a layer of units here): per layer l and grid rank
     g = round(f * d_h), f in `grid`, the model's loss on calibration text when every unit of layer l alone is cut to rank g (the others
-    whole), as the table's primary metric: `meter(net)`, a `fidelity_meter` on fit-half lines, gives KL for a decoder and 1 - cosine is
-    taken for an encoder; layer l's measurements run blocks l..L-1 only (the outputs of the blocks before it, from one uncut pass, are
-    replayed: the same numbers). -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
+    whole), as the table's primary metric: `meter(net)`, a `fidelity_meter` on fit-half lines, gives the reading and `meter.primary` its
+    metric (`primary_loss`: KL for a decoder, 1 - cosine for an encoder); layer l's measurements run blocks l..L-1 only (the outputs
+    of the blocks before it, from one uncut pass, are replayed: the same numbers). -> `sensitivity` (L, d_h + 1): a step curve, at rank r the loss at the largest grid rank <= r (inf below the
     smallest; 0 at full rank), which water-filling turns into ASVD's common-threshold search. `step(l)`: called when layer l is measured."""
     (L, U), dh = cal.shape, cal.d_head
     points = sorted({int(round(f * dh)) for f in grid} - {dh})
@@ -421,7 +469,7 @@ def layer_sensitivity(adapter: HeadAdapter, cal: Calibration, meter, grid=SENSIT
         if l: _replay(blocks[l - 1], seen[l - 1])                      # a cut in layer l leaves blocks 0..l-1 as they were: replayed
         for g in points:
             ranks = full.copy(); ranks[l] = g
-            S[l, g:] = primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])))
+            S[l, g:] = primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work, layers=[l])), meter.primary)
         blocks[l].load_state_dict(original[l].state_dict())             # layer l whole again: its own weights
         S[l, dh] = 0.0
         if step is not None: step(l)
@@ -434,44 +482,18 @@ def _replay(block, outputs: list) -> None:
     block.forward = lambda *args, **kwargs: outputs[next(calls) % len(outputs)]
 
 
-# %% ../nbs/11_compress.ipynb #7d2a67bf
-_REFERENCE_KEPT_BYTES = 1 << 30    # a decoder's meter keeps the original's side in double (16 bytes a number) up to this size, else redoes it per copy
-
-def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
-    """A function net -> fidelity dict of a compressed copy of the adapter's model against the original on the held-out lines `held`:
-    `fidelity` of sentence embeddings for an encoder, `next_token_fidelity` for a decoder (lines packed into sequences of `seq_len`);
-    `limit`: at most that many sentences (an encoder) or packed sequences (a decoder). The original's side is computed once, here;
-    the function's `positions` attribute is what each measurement averages over (sentences, or predicted tokens)."""
-    if limit is not None and limit < 1: raise InputError("limit", f"must be >= 1; got {limit}")
-    if adapter.kind == "encoder":
-        held = held[:limit]
-        ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
-        measure = lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
-        measure.positions = len(held)
-        return measure
-    batch, chunk = encode_text(adapter, held, seq_len), 4
-    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
-    ref = next_token_logprobs(adapter.model, batch, chunk)
-    starts = range(0, batch.ids.shape[0], chunk)
-    keep = 16 * ref.numel() <= _REFERENCE_KEPT_BYTES                   # the original's side once, where it fits
-    kept = [_reference_side(ref[i:i + chunk]) if keep else None for i in starts]
-    def measure(net):                                                   # chunk by chunk: one vocabulary-sized tensor of the copy at a time
-        sums = sum(_next_token_sums(ref[i:i + chunk], next_token_logprobs(net, batch.head(i + chunk).tail(i), chunk), batch.ids[i:i + chunk],
-                                    batch.mask[i:i + chunk], side) for i, side in zip(starts, kept))
-        return _next_token_result(sums)
-    measure.positions = int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum())
-    return measure
-
-
 # %% ../nbs/11_compress.ipynb #5a1b2c05
 @dataclass
 class SplitResult:
     """One split of the text: the calibration, the ranks {(allocation, budget): (L, U)}, the fidelity on the held-out half and on the
     other-source text {(allocation, order, budget): dict} (`other` empty where none was given), and what each averages over
-    (`positions`: {'held': n, 'other': n}, sentences or predicted tokens)."""
+    (`positions`: {'held': n, 'other': n}, sentences or predicted tokens), and what was measured: the model's `kind` and the `primary`
+    metric of its meter (`fidelity_meter`), which every reader of the split asks instead of guessing them from the metrics' names."""
     calibration: Calibration
     ranks: dict
     fidelity: dict
+    kind: str
+    primary: str
     other: dict = field(default_factory=dict)
     positions: dict = field(default_factory=dict)
 
@@ -527,7 +549,7 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=BUDGETS
             if other is not None: oth[(a, o, b)] = other(net)
             bar.set_postfix_str(f"{a} at {100 * b:g} %, {o} order"); bar.update()
     positions = dict(held=measure.positions, **({} if other is None else dict(other=other.positions)))
-    return SplitResult(cal, ranks, fid, oth, positions)
+    return SplitResult(cal, ranks, fid, measure.kind, measure.primary, oth, positions)
 
 
 # %% ../nbs/11_compress.ipynb #2f520e17

@@ -13,18 +13,18 @@ import numpy as np
 from .experiment import OnePartExperiment, check_settings, experiment_config, reusable_units, run_experiments, summarise_units
 from .outputs import atomic_write
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
-from .compress import (ALLOCATIONS, ALLOCATION_RULES, BUDGETS, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
+from .compress import (ALLOCATIONS, ALLOCATION_RULES, BUDGETS, HIGHER_IS_BETTER, METRICS, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
                                      fold, primary_loss, split_lines)
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'METRICS', 'HIGHER_IS_BETTER', 'TEXTS', 'TABLE6', 'Table6Settings', 'measure_table6',
-           'summarise_table6', 'table6_summary', 'table6_reading', 'recorded_table6', 'calibration_source']
+__all__ = ['SUBJECT', 'TABLE6_PRESETS', 'TEXTS', 'TABLE6', 'Table6Settings', 'measure_table6', 'summarise_table6',
+           'table6_summary', 'table6_reading', 'recorded_table6', 'calibration_source']
 
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
 class Table6Settings:
-    """The protocol of Table 6 (ours, beyond the paper): which model and text, the budgets, allocations and direction orders; the
+    """The protocol of Table 6 (beyond the paper): which model and text, the budgets, allocations and direction orders; the
     other-source text fidelity is also measured on ('python-docs': `checkpoints.python_docs_text`; a path; None: none); and how much
     of each text a split reads (None: all): `fit_limit` sequences of the fit half for the calibration and the loss signals, `grid_limit`
     of them for ASVD's sensitivity at the rank fractions `grid`, `eval_limit` of the held-out half and of the other text (sequences
@@ -93,13 +93,11 @@ def measure_table6(s: Table6Settings, seeds, device="cpu", progress=None) -> dic
                                   s.grid, s.grid_limit) for x in splits}
 
 # %% ../nbs/36_table6.ipynb #cf9e4e0a
-METRICS = {"encoder": ("cosine", "spearman", "knn"), "decoder": ("kl", "ppl_ratio", "top1")}
-HIGHER_IS_BETTER = {"cosine": True, "spearman": True, "knn": True, "top1": True, "kl": False, "ppl_ratio": False}
 TEXTS = {"held": "the held-out half of the shipped text", "other": "text of another source"}
 
 def _metrics(units: dict) -> tuple:
-    "The fidelity metrics the splits measured (an encoder's or a decoder's)."
-    return tuple(next(iter(next(iter(units.values())).fidelity.values())))
+    "The fidelity metrics the splits measured, as their record says (`SplitResult.kind`: an encoder's or a decoder's), the primary first."
+    return METRICS[next(iter(units.values())).kind]
 
 def _orders(s: Table6Settings, units: dict) -> tuple:
     "The direction orders the splits measured (a decoder has the whitened order only)."
@@ -133,9 +131,11 @@ def _rows(s: Table6Settings, units: dict) -> list:
                 rows.append(row)
     return rows
 
+
+# %% ../nbs/36_table6.ipynb #d36e1002
 def _gaps(units: dict, a: str, b: str, budget: float, text: str) -> list:
-    "Per split: how much better allocation a keeps the primary metric (cosine; a decoder's KL) than allocation b at `budget` on `text` (whitened directions)."
-    m = _metrics(units)[0]
+    "Per split: how much better allocation a keeps the primary metric (the split's `primary`) than allocation b at `budget` on `text` (whitened directions)."
+    m = next(iter(units.values())).primary
     sign = 1.0 if HIGHER_IS_BETTER[m] else -1.0
     return [sign * (_fid(u, text)[(a, "whitened", budget)][m] - _fid(u, text)[(b, "whitened", budget)][m]) for u in units.values()]
 
@@ -143,7 +143,7 @@ def _claims(s: Table6Settings, units: dict) -> list:
     """The `t6.*` claims, one per rule compared with and budget: the `SUBJECT` allocation keeps the model closer to itself than that rule,
     graded on the other-source text where there is one (else the held-out half); control: the subject's ranks shuffled across units."""
     text = _texts(units)[-1]
-    kind = "decoder" if _metrics(units)[0] == "kl" else "encoder"
+    kind = next(iter(units.values())).kind
     what = {"encoder": "keeps the sentence embeddings closer to the original's (mean cosine)",
             "decoder": "keeps the next-token distributions closer to the original's (mean KL divergence)"}[kind]
     removes = "which unit gets which rank (the subject's ranks permuted across units: the same multiset of ranks, budget and directions)"
@@ -157,26 +157,42 @@ def _claims(s: Table6Settings, units: dict) -> list:
 # %% ../nbs/36_table6.ipynb #0ac9f899
 _TITLES = {"cosine": "embedding cosine", "spearman": "similarity ranking (Spearman)", "knn": "10 nearest neighbours kept",
            "kl": "next-token KL divergence", "ppl_ratio": "perplexity ratio", "top1": "most likely next token kept"}
+_SVD_MARKERS = ("h", "<", ">", "p", "d")       # the SVD-order series' markers, in the order of the rules drawn so: none is a rule's own
+
+def _series(s: Table6Settings, rows: list) -> dict:
+    """Every series of the fidelity figure, (allocation, order) -> (colour, marker, line style, label): a rule's own style
+    (`AllocationRule.style`) in the whitened order; in the kernel's SVD order a darker shade of its colour, a marker of its own, dashed."""
+    from matplotlib.colors import to_rgb
+    have, out = {(r["allocation"], r["order"]) for r in rows}, {}
+    for a in s.allocations:
+        c, mk = ALLOCATION_RULES[a].style
+        if (a, "whitened") in have: out[(a, "whitened")] = (to_rgb(c), mk, "-", a)
+    for a, mk in zip([a for a in s.allocations if (a, "svd") in have], _SVD_MARKERS):
+        out[(a, "svd")] = (tuple(0.55 * v for v in to_rgb(ALLOCATION_RULES[a].style[0])), mk, "--", f"{a}, SVD order")
+    return out
+
+def _dodge(budgets, n: int) -> np.ndarray:
+    "Horizontal offsets of n series around each budget, so that no two sit on one spot: within 60 % of the closest budgets' gap (0.16 for one budget)."
+    b = np.sort(np.unique(budgets))
+    width = 0.6 * np.diff(b).min() if len(b) > 1 else 0.16
+    return (np.arange(n) - (n - 1) / 2) * width / max(n, 1)
 
 def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
-    "Fidelity loss against budget: a row of panels per evaluation text, a panel per metric, a line per allocation (dashed: the kernel's SVD order), with the split-to-split range."
+    """Fidelity loss against budget: a row of panels per evaluation text, a panel per metric, a series per allocation and order, each
+    in its own colour and marker (`_series`), side by side around each budget (`_dodge`), with the split-to-split range."""
     import matplotlib.pyplot as plt
-    metrics, texts = _metrics(units), _texts(units)
+    metrics, texts, series = _metrics(units), _texts(units), _series(s, rows)
     fig, axes = plt.subplots(len(texts), len(metrics), figsize=(4.0 * len(metrics), 3.2 * len(texts)), squeeze=False)
     loss = lambda m, v: (1 - v) if HIGHER_IS_BETTER[m] else (v - 1 if m == "ppl_ratio" else v)
     for row_axes, text in zip(axes, texts):
         for ax, m in zip(row_axes, metrics):
             col = m if text == "held" else f"other_{m}"
-            for a in s.allocations:
-                for o, ls in (("whitened", "-"), ("svd", "--")):
-                    rs = [r for r in rows if r["allocation"] == a and r["order"] == o]
-                    if not rs: continue
-                    x, y = np.array([r["budget"] for r in rs]), np.array([loss(m, r[col]) for r in rs])
-                    ends = np.array([[loss(m, r[f"{col}_max"]), loss(m, r[f"{col}_min"])] for r in rs])
-                    lo, hi = ends.min(1), ends.max(1)
-                    c, mk = ALLOCATION_RULES[a].style
-                    ax.errorbar(x, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)], color=c, marker=mk, ls=ls, lw=1.2, ms=4, capsize=2,
-                                mfc=c if o == "whitened" else "none", label=a + ("" if o == "whitened" else ", SVD order"))   # SVD order: dashed, hollow
+            for ((a, o), (c, mk, ls, label)), dx in zip(series.items(), _dodge(s.budgets, len(series))):
+                rs = [r for r in rows if r["allocation"] == a and r["order"] == o]
+                x, y = np.array([r["budget"] for r in rs]) + dx, np.array([loss(m, r[col]) for r in rs])
+                ends = np.array([[loss(m, r[f"{col}_max"]), loss(m, r[f"{col}_min"])] for r in rs])
+                ax.errorbar(x, y, yerr=[np.clip(y - ends.min(1), 0, None), np.clip(ends.max(1) - y, 0, None)], color=c, marker=mk, ls=ls, lw=1.2,
+                            ms=5, capsize=2, label=label)
             ax.set(xlabel="budget (fraction of query-key directions)", yscale="log", title=f"{_TITLES[m]}\n{TEXTS[text]}",
                    xticks=sorted(set(s.budgets)), xlim=(min(s.budgets) - 0.1, max(s.budgets) + 0.1),          # one budget: a readable axis around it
                    ylabel={True: f"1 - {m}", False: "KL" if m == "kl" else "perplexity ratio - 1"}[HIGHER_IS_BETTER[m]])
@@ -184,6 +200,8 @@ def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
     fig.tight_layout(); plt.close(fig)
     return fig
 
+
+# %% ../nbs/36_table6.ipynb #d36e1005
 def _margin_figure(s: Table6Settings, units: dict):
     "The claims at a glance: per evaluation text, the subject's mean advantage over each rule at each budget in split-to-split ranges (blue: it keeps the model closer)."
     import matplotlib.pyplot as plt
@@ -214,9 +232,9 @@ def _ranks_figure(s: Table6Settings, units: dict):
 
 def summarise_table6(s: Table6Settings, units: dict) -> ExperimentResult:
     "Table 6's rows (fidelity per budget, allocation and order, on each text), the `t6.*` claims, the figures, the ranks per split and what each fidelity averages over."
-    rows = _rows(s, units)
+    rows, first = _rows(s, units), next(iter(units.values()))
     extra = dict(ranks={x: {f"{a}@{b:g}": u.ranks[(a, b)].tolist() for (a, b) in u.ranks} for x, u in units.items()},
-                 positions={x: u.positions for x, u in units.items()})
+                 positions={x: u.positions for x, u in units.items()}, kind=first.kind, primary=first.primary)
     figures = {"table6_fidelity_vs_budget": _fidelity_figure(s, rows, units), "table6_margins": _margin_figure(s, units),
                "table6_ranks": _ranks_figure(s, units)}
     return ExperimentResult("table6", rows, _claims(s, units), figures, extra, files={"table6.md": markdown_table(rows)})
@@ -227,10 +245,11 @@ TABLE6 = OnePartExperiment("table6", "beyond", "Table 6 — compressing attentio
 # %% ../nbs/36_table6.ipynb #7b6e0a12
 def _pct(b: float) -> str: return f"{100 * b:g} %"
 
-def _primary(rows: list) -> tuple:
-    "The primary fidelity of Table 6's rows: its column, its loss (lower is better: 1 − cosine for an encoder, KL for a decoder) and its name."
-    m = "cosine" if "cosine" in rows[0] else "kl"
-    return m, (lambda r, c: 1 - r[c]) if m == "cosine" else (lambda r, c: r[c]), "1 − cosine" if m == "cosine" else "KL"
+def _primary(result: ExperimentResult) -> tuple:
+    """The primary fidelity of Table 6's result, as its record says (`extra['primary']`): its column, its loss in row r's column c
+    (`compress.primary_loss`: 1 − cosine for an encoder, KL for a decoder) and its name."""
+    m = result.extra["primary"]
+    return m, lambda r, c: primary_loss({m: r[c]}, m), f"1 − {m}" if HIGHER_IS_BETTER[m] else m.upper()
 
 def table6_summary(result: ExperimentResult) -> str:
     """Two sentences from Table 6: on the graded text, at which budgets the loss-aware native rule beats every rule it is compared with,
@@ -240,7 +259,7 @@ def table6_summary(result: ExperimentResult) -> str:
     if not claims: raise InputError("result", "no t6 claims in this result")
     budgets = sorted({float(c.id.rsplit("@", 1)[1]) for c in claims})
     rows = [r for r in result.rows if r["order"] == "whitened"]
-    m, loss, name = _primary(rows)
+    m, loss, name = _primary(result)
     graded = TEXTS["other" if f"other_{m}" in rows[0] else "held"]
     wins = [b for b in budgets if all(c.verdict == "holds" for c in claims if c.id.endswith(f"@{b:g}"))]
     lost, undecided = [c for c in claims if c.fails], [c for c in claims if c.verdict == "undecided"]
@@ -258,11 +277,13 @@ def table6_summary(result: ExperimentResult) -> str:
         said += (f". On {TEXTS['held']} its {name} is the lowest of all rules at " + (', '.join(map(_pct, lowest)) if lowest else "no budget"))
     return said[0].upper() + said[1:] + "."
 
+
+# %% ../nbs/36_table6.ipynb #d36e1008
 def table6_reading(result: ExperimentResult) -> str:
     """A reading of Table 6 made from its numbers (Markdown): the verdict of every claim by rule and budget, each rule's primary fidelity loss
     on both texts at each budget (the best marked), where the subject loses by how much, and the units a rule starves to rank 0."""
     rows = [r for r in result.rows if r["order"] == "whitened"]
-    m, loss, name = _primary(rows)
+    m, loss, name = _primary(result)
     budgets = sorted({r["budget"] for r in rows})
     rules = list(dict.fromkeys(r["allocation"] for r in rows))
     texts = [t for t in ("held", "other") if (m if t == "held" else f"other_{m}") in rows[0]]
@@ -297,7 +318,7 @@ def recorded_table6(out) -> tuple:
     return s, {x: data for part in units.values() for x, data in part.items()}
 
 def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> list:
-    """Does the calibration text decide where the loss-aware native rule loses on text of another source? (ours) The other-source text is
+    """Does the calibration text decide where the loss-aware native rule loses on text of another source? (Beyond the paper.) The other-source text is
     cut into two halves that share no line: the first is graded (as in the table, at most `eval_limit` of it), the second calibrates.
     Per budget, the primary fidelity loss (`compress.primary_loss`) on the graded half of: uniform and `SUBJECT` allocation calibrated
     as in the table (split by split, on the shipped text's fit half: `units`, {seed: SplitResult}); `SUBJECT` with only its price
@@ -313,7 +334,7 @@ def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> l
     with cpu_threads(device, engine_threads()):
         meter = fidelity_meter(adapter, graded, s.seq_len, s.eval_limit)
         there = calibrate_split(adapter, fit, 0, (SUBJECT, "uniform"), s.seq_len, s.fit_limit)
-        cut = lambda cal, ranks: primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work)))
+        cut = lambda cal, ranks: primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work)), meter.primary)
         for b in s.budgets:
             per = {"uniform, shipped text": [cut(u.calibration, allocate(u.calibration, b, "uniform")) for u in units.values()],
                    f"{SUBJECT}, shipped text": [cut(u.calibration, u.ranks[(SUBJECT, b)]) for u in units.values()],

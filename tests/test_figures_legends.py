@@ -107,3 +107,68 @@ def test_the_check_sees_a_legend_over_data():
     a = fig.axes[0]
     a.legend(fontsize=7)
     assert any(w.startswith("spectrum at") for w in legend_over_data(a, _draw(fig)))
+
+
+def same_style_series(ax) -> list:
+    "Pairs of series of `ax` (its legend's entries, error bars or lines) drawn in the same colour or with the same marker."
+    from matplotlib.colors import to_rgb
+    handles, labels = ax.get_legend_handles_labels()
+    line = lambda h: h.lines[0] if hasattr(h, "lines") else h
+    st = [(l, to_rgb(line(h).get_color()), line(h).get_marker()) for h, l in zip(handles, labels)]
+    return [(a[0], b[0]) for i, a in enumerate(st) for b in st[i + 1:] if a[1] == b[1] or a[2] == b[2]]
+
+
+def series_on_one_spot(ax, renderer) -> list:
+    "Pairs of points of different series of `ax` whose markers overlap in display coordinates (a budget drawn with every series on it)."
+    from matplotlib.transforms import Bbox
+    handles, labels = ax.get_legend_handles_labels()
+    pts = []
+    for h, l in zip(handles, labels):
+        ln = h.lines[0] if hasattr(h, "lines") else h
+        pad = ln.get_markersize() / 2 * renderer.points_to_pixels(1)
+        pts += [(l, Bbox([p - pad, p + pad])) for p in ax.transData.transform(np.column_stack(ln.get_data()).astype(float))]
+    return [(a[0], b[0]) for i, a in enumerate(pts) for b in pts[i + 1:] if a[0] != b[0] and a[1].overlaps(b[1])]
+
+
+def _table6_units(budgets, kind):
+    "Made-up Table 6 splits (no model): every rule's loss falls with the budget; native and static also in the kernel's SVD order (an encoder)."
+    from types import SimpleNamespace
+    from entropic_bound.compress import METRICS, SplitResult
+    rng, rules = np.random.default_rng(0), dict(native=2.0, static=3.0, uniform=4.0, native_loss=1.0, shuffled=5.0)
+    read = lambda l: dict(zip(METRICS[kind], (1 - l, 1 - 2 * l, 1 - 3 * l) if kind == "encoder" else (l, 1 + l, 1 - l)))
+    units = {}
+    for x in range(3):
+        fid = {(a, o, b): read(0.01 * w * (1 - b) * (1 + 0.1 * rng.random()) * (1.5 if o == "svd" else 1.0)) for b in budgets for a, w in rules.items()
+               for o in ("whitened", "svd") if o == "whitened" or (a in ("native", "static") and kind == "encoder")}
+        units[x] = SplitResult(SimpleNamespace(d_head=4, group_size=1), {(a, b): np.full((2, 3), 2) for a in rules for b in budgets}, fid, kind,
+                               METRICS[kind][0], dict(fid), dict(held=10, other=10))
+    return units
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+@pytest.mark.parametrize("budgets", [(0.25, 0.5, 0.75), (0.5,)])
+def test_table6_series_each_their_own_style_and_spot(budgets, kind):
+    "Table 6's fidelity figure: every series its own colour and marker (a rule and the same rule in SVD order too), none on another's spot, one budget readable."
+    from entropic_bound.table6 import Table6Settings, _fidelity_figure, _rows
+    s = Table6Settings(budgets=budgets, allocations=("native", "static", "uniform", "native_loss", "shuffled"))
+    units = _table6_units(budgets, kind)
+    fig = _fidelity_figure(s, _rows(s, units), units)
+    renderer = _draw(fig)
+    for ax in fig.axes:
+        assert len(ax.get_legend_handles_labels()[1]) == (7 if kind == "encoder" else 5)
+        assert not same_style_series(ax), same_style_series(ax)
+        assert not series_on_one_spot(ax, renderer), series_on_one_spot(ax, renderer)[:5]
+        assert not legend_over_data(ax, renderer), legend_over_data(ax, renderer)
+        lo, hi = ax.get_xlim()
+        assert hi - lo > 0.19 and all(lo < b < hi for b in budgets), (lo, hi)      # one budget: not an axis of 0.48-0.52
+    plt.close(fig)
+
+
+def test_the_check_sees_series_drawn_alike():
+    "The checks can fail: a rule and its SVD order in one colour and marker (as Table 6's figure drew them), both at one budget."
+    fig, ax = plt.subplots()
+    for ls, label in (("-", "native"), ("--", "native, SVD order")):
+        ax.errorbar([0.5], [0.1], yerr=[[0.01], [0.01]], color="C0", marker="o", ls=ls, label=label)
+    assert same_style_series(ax) == [("native", "native, SVD order")]
+    assert series_on_one_spot(ax, _draw(fig)) == [("native", "native, SVD order")]
+    plt.close(fig)
