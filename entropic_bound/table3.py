@@ -12,19 +12,20 @@ import torch
 
 from .experiment import Experiment, check_settings
 from .tasks import attention_task, ATTENTION, with_direction
-from .spectral import rank_profile
+from .spectral import rank_profile, noise_edge
 from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap, linear_deficiency_bound
-from .report import ExperimentResult, claim_over_seeds
+from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
-__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'TABLE3', 'Table3Settings',
-           'underdetermined_n', 'KernelRanks', 'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit',
+__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'RECOVERY_SHARE', 'TABLE3',
+           'Table3Settings', 'underdetermined_n', 'KernelRanks', 'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit',
            'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'truncation_cost',
-           'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'recovery_tolerance', 'measure_students',
-           'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure', 'spectra_figure',
-           'estimator_figure', 'table3_rows', 'linear_oracle_kernel', 'underdetermined_oracle', 'table3_claims',
-           'table3_figures', 'table3_extra', 'summarise_table3', 'Table3', 'InitScalePoint', 'init_scale_curve',
-           'init_scale_readings', 'TrajectoryPoint', 'gd_trajectory', 'init_scale_figure']
+           'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'estimation_std', 'recovery_tolerance',
+           'direction_cut', 'learned_directions', 'measure_students', 'estimator_sweep', 'measure_estimators',
+           'mean_over_seeds', 'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows',
+           'linear_oracle_kernel', 'underdetermined_oracle', 'table3_claims', 'table3_figures', 'table3_extra',
+           'summarise_table3', 'Table3', 'InitScalePoint', 'init_scale_curve', 'init_scale_readings', 'TrajectoryPoint',
+           'gd_trajectory', 'init_scale_figure']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -153,6 +154,9 @@ class UnderdeterminedFit:
     small_excess: float     # clean excess risks, in floors
     large_excess: float
     tolerance: float        # the recovery tolerance at n samples
+    cut: float              # `direction_cut` at n samples: a learned direction counts where σ_i(K̂)/σ_1(K̂) exceeds it
+    small_directions: int   # the directions of the small-initialisation student's kernel above `cut` (`learned_directions`)
+    large_directions: int   # ... of the large-initialisation student's
     adam: KernelRanks       # Adam from the small initialisation, to the same stopping rule (beside, not graded)
     adam_excess: float
     steps: int              # the most gradient-descent steps of the two students
@@ -287,18 +291,38 @@ def kernel_sensitivity(task, X, directions: int = 8, seed: int = 0, eps: float =
         out.append(float(dF.pow(2).sum((-1, -2)).mean()))
     return float(np.mean(out))
 
+def estimation_std(sensitivity: float, noise_std: float, n: int) -> float:
+    "The entry std ε = √(2σ²/(n·s²)) of a kernel estimated from `n` samples at twice the parametric variance, s² = `sensitivity` (`kernel_sensitivity`): the error model of `recovery_tolerance` and `direction_cut`."
+    return math.sqrt(2 * noise_std**2 / (n * sensitivity))
+
 def recovery_tolerance(K_star, sensitivity: float, noise_std: float, n: int, draws: int = 32, seed: int = 0) -> float:
-    "Mean |R̃_eff(K* + E) − R̃_eff(K*)| over `draws` errors E with i.i.d. N(0, 2σ²/(n·s²)) entries (s² = `sensitivity`): the energy-rank error of a kernel estimated at twice the parametric variance."
+    "Mean |R̃_eff(K* + E) − R̃_eff(K*)| over `draws` errors E with i.i.d. N(0, ε²) entries (ε = `estimation_std`): the energy-rank error of a kernel estimated at twice the parametric variance."
     K = torch.as_tensor(K_star).cpu().to(torch.float64)
     gen = torch.Generator().manual_seed(int(seed))
-    E = torch.randn((draws, *K.shape), generator=gen, dtype=torch.float64) * math.sqrt(2 * noise_std**2 / (n * sensitivity))
+    E = torch.randn((draws, *K.shape), generator=gen, dtype=torch.float64) * estimation_std(sensitivity, noise_std, n)
     own = float(kernel_ranks(K)["energy"])
     return float(np.mean(np.abs(kernel_ranks(K + E)["energy"] - own)))
 
+def direction_cut(K_star, sensitivity: float, noise_std: float, n: int) -> float:
+    "The relative size σ_i(K̂)/σ_1(K̂) above which a direction of a learned kernel stands out of the estimation noise: the spectral edge ε(√d + √d) (`noise_edge`) of a d×d error with i.i.d. N(0, ε²) entries (ε = `estimation_std`), over the teacher's σ_1(K*)."
+    K = torch.as_tensor(K_star).cpu().to(torch.float64)
+    return noise_edge(*K.shape, estimation_std(sensitivity, noise_std, n)) / float(torch.linalg.svdvals(K)[0])
+
+def learned_directions(spectrum, cut: float) -> int:
+    "The directions of a learned kernel above `cut`: how many of its normalised singular values σ_i/σ_1 (`spectrum`, descending; the first is 1) exceed `cut`."
+    return int(np.sum(np.asarray(spectrum, dtype=np.float64) > cut))
+
+def _sensitivity(s: Table3Settings, teacher: Teacher, task) -> float:
+    "The teacher's output sensitivity `kernel_sensitivity` on its held-out inputs."
+    return kernel_sensitivity(task, task.X[s.n:], seed=teacher.draw_seed)
+
 def _tolerance(s: Table3Settings, teacher: Teacher, task, n: int) -> float:
-    "The recovery tolerance of `teacher` at `n` training samples (sensitivity on its held-out inputs)."
-    sens = kernel_sensitivity(task, task.X[s.n:], seed=teacher.draw_seed)
-    return recovery_tolerance(task.K, sens, s.noise_std, n, s.tolerance_draws, seed=teacher.draw_seed)
+    "The recovery tolerance of `teacher` at `n` training samples."
+    return recovery_tolerance(task.K, _sensitivity(s, teacher, task), s.noise_std, n, s.tolerance_draws, seed=teacher.draw_seed)
+
+def _cut(s: Table3Settings, teacher: Teacher, task, n: int) -> float:
+    "The `direction_cut` of `teacher` at `n` training samples."
+    return direction_cut(task.K, _sensitivity(s, teacher, task), s.noise_std, n)
 
 def _flat_fit(s: Table3Settings, teacher: Teacher, task, K: torch.Tensor) -> FlatTeacherFit:
     "The r = d student's kernel `K` against its flat teacher's, with Proposition 1's bounds for a linear teacher and the recovery tolerance."
@@ -321,10 +345,13 @@ def _near_miss_fit(s: Table3Settings, teacher: Teacher, task, student: TrainedSt
     return NearMissFit(weak=float(teacher.weak), cost=truncation_cost(task, r, task.X[s.n:]) / _noise_floor(s), bound=bound, excess=student.excess)
 
 def _underdetermined_fit(s: Table3Settings, teacher: Teacher, task, small: TrainedStudent, large: TrainedStudent, adam: TrainedStudent) -> UnderdeterminedFit:
-    "The r = d students of a flat teacher on `underdetermined_n` samples: gradient descent from small and large initialisation, Adam from small."
-    n_u = underdetermined_n(s)
-    return UnderdeterminedFit(n=n_u, small=KernelRanks.of(kernel_ranks(small.K)), large=KernelRanks.of(kernel_ranks(large.K)),
+    "The r = d students of a flat teacher on `underdetermined_n` samples: gradient descent from small and large initialisation (their ranks and their directions above the cut), Adam from small."
+    n_u, cut = underdetermined_n(s), _cut(s, teacher, task, underdetermined_n(s))
+    gd = {init: rank_profile(st.K.numpy(), spectrum=True) for init, st in (("small", small), ("large", large))}    # one SVD each: the ranks and the spectrum
+    count = lambda init: learned_directions(gd[init]["s"] / gd[init]["s"][0], cut)
+    return UnderdeterminedFit(n=n_u, small=KernelRanks.of(gd["small"]), large=KernelRanks.of(gd["large"]),
                               small_excess=small.excess, large_excess=large.excess, tolerance=_tolerance(s, teacher, task, n_u),
+                              cut=cut, small_directions=count("small"), large_directions=count("large"),
                               adam=KernelRanks.of(kernel_ranks(adam.K)), adam_excess=adam.excess, steps=max(small.steps, large.steps),
                               stopped=small.converged and large.converged)
 
@@ -514,22 +541,32 @@ def _recovery_claim(s: Table3Settings, students: list, kind: str):
                             f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters, so the fit is determined by the data whatever the initialisation)",
                             _rank_error(s, students, kind, "energy"), tol, "<=", paper="recovery restored", kind="consistency")
 
+RECOVERY_SHARE = 0.5    # the count claim's bar: the midpoint between every student right (1) and none (0), as Table 5's fraction claims
+
+def _count_claim(s: Table3Settings, kind: str, exact, control, cut: float, init: float, id: str | None = None, **kw):
+    "`t3.<kind>.recovery_underdetermined` graded on per-seed fractions of the students (one per r*) with exactly r* directions above the cut: from `init` (`exact`) against the same students from `large_init_scale` (`control`); `kw` goes to `claim_over_seeds` (protocol, changes, differs)."
+    n_u = underdetermined_n(s)
+    return claim_over_seeds(id or f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
+                            f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): plain gradient descent from small initialisation ({init:g}), stopped when its training "
+                            f"loss reaches the noise floor, learns exactly r* directions — singular values above the estimation noise's spectral edge, "
+                            f"{cut:.3g} of the largest (mean over the teachers) — in at least {RECOVERY_SHARE:.0%} of the students (fraction of (r*, seed) students)",
+                            exact, RECOVERY_SHARE, ">=", paper="recovery restored",
+                            control=(f"the same students from a large initialisation ({s.large_init_scale:g})", control), removes="small initialisation",
+                            resolution=fraction_resolution(range(len(exact) * len(s.r_stars))), **kw)
+
 def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
-    "`t3.<kind>.recovery_underdetermined`: on `underdetermined_n` samples, the r = d student trained by plain gradient descent from small initialisation until its training loss reaches the noise floor has an energy rank within the tolerance of r*; control: large initialisation, the same step and rule."
+    "`t3.<kind>.recovery_underdetermined`: on `underdetermined_n` samples, the r = d students trained by plain gradient descent from small initialisation until their training loss reaches the noise floor learn exactly r* directions above `direction_cut` (per seed: the fraction of its teachers); control: large initialisation, the same step and rule. The energy-rank reading (mean |R̃_eff − r*| against the recovery tolerance) is stated in `differs`."
     fits = [[seed_data.underdetermined[(kind, rs)] for rs in s.r_stars] for seed_data in students]
-    tol = float(np.mean([fit.tolerance for per_seed in fits for fit in per_seed]))
-    n_u = fits[0][0].n
-    err = lambda which: [np.mean([abs(getattr(fit, which).energy - rs) for fit, rs in zip(per_seed, s.r_stars)]) for per_seed in fits]
-    return claim_over_seeds(f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
-                            f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): plain gradient descent from small initialisation ({s.init_scale:g}), stopped when its training loss reaches "
-                            f"the noise floor, learns a kernel whose energy effective rank is r* up to the estimation-noise tolerance", err("small"), tol, "<=",
-                            paper="recovery restored",
-                            differs="graded where gradient descent has fitted the signal and not yet the noise (the discrepancy principle), not at "
-                                    "interpolation: at n = 1 no interpolant is within the tolerance of r*, not even the least-squares kernel with V* "
-                                    "handed in (`underdetermined_oracle`), while the teacher, whose loss on its sample is the noise's, is",
-                            control=(f"the same student from a large initialisation ({s.large_init_scale:g})", err("large")), removes="small initialisation",
-                            protocol=tuple(_head_protocol(s, kind, rank="d", n=n_u, init=a, **_training(s, "gd")) for a in (s.init_scale, s.large_init_scale)),
-                            changes="init")
+    exact = lambda init: [np.mean([getattr(fit, f"{init}_directions") == rs for fit, rs in zip(per_seed, s.r_stars)]) for per_seed in fits]
+    error = lambda init: float(np.mean([abs(getattr(fit, init).energy - rs) for per_seed in fits for fit, rs in zip(per_seed, s.r_stars)]))
+    cut, tol = (float(np.mean([getattr(fit, field) for per_seed in fits for fit in per_seed])) for field in ("cut", "tolerance"))
+    return _count_claim(s, kind, exact("small"), exact("large"), cut, s.init_scale,
+                        differs=f"the paper says the effective rank recovers r*; at one sample gradient descent learns r* directions at unequal sizes, so their energy "
+                                f"effective rank undershoots r*: mean |R̃_eff(K̂) − r*| is {error('small'):.3g} (control {error('large'):.3g}) against the "
+                                f"estimation-noise tolerance {tol:.3g}. Graded is the number of directions, where gradient descent has fitted the signal and not "
+                                f"yet the noise (the discrepancy principle), not at interpolation",
+                        protocol=tuple(_head_protocol(s, kind, rank="d", n=fits[0][0].n, init=a, **_training(s, "gd")) for a in (s.init_scale, s.large_init_scale)),
+                        changes="init")
 
 def linear_oracle_kernel(task, n: int) -> torch.Tensor:
     "The least-squares kernel of a linear-attention teacher on its first `n` samples with V* handed in: linear attention is Y_i = X_i K M_i, M_i = X_iᵀX_iV*/T, so K̂ = argmin Σ_i ‖X_i K M_i − Y_i‖² (minimum norm where the samples leave it free) -> (d, d) float64."
@@ -539,14 +576,16 @@ def linear_oracle_kernel(task, n: int) -> torch.Tensor:
     return (torch.linalg.pinv(D) @ Y.reshape(-1)).reshape(X.shape[-1], X.shape[-1])
 
 def underdetermined_oracle(s: Table3Settings, seeds) -> dict:
-    "Can any student meet `t3.linear.recovery_underdetermined`'s criterion? The oracle `linear_oracle_kernel` on `underdetermined_n` samples of each flat linear teacher: its mean energy-rank error |R̃_eff(K̂) − r*| against the claim's mean tolerance."
-    n_u, err, tol = underdetermined_n(s), [], []
+    "Can an interpolant meet `t3.linear.recovery_underdetermined`? The oracle `linear_oracle_kernel` on `underdetermined_n` samples of each flat linear teacher: the share of teachers whose oracle kernel has exactly r* directions above the cut ('exact'), and its mean energy-rank error |R̃_eff(K̂) − r*| against the mean recovery tolerance (the energy-rank reading: 'error', 'tolerance')."
+    n_u, exact, err, tol = underdetermined_n(s), [], [], []
     for r_star in s.r_stars:
         for x in seeds:
             teacher = Teacher("linear", r_star, x)
             task = teacher.task(s)
-            err.append(abs(float(kernel_ranks(linear_oracle_kernel(task, n_u))["energy"]) - r_star)); tol.append(_tolerance(s, teacher, task, n_u))
-    return dict(n=n_u, error=float(np.mean(err)), tolerance=float(np.mean(tol)))
+            prof = rank_profile(linear_oracle_kernel(task, n_u).numpy(), spectrum=True)      # one SVD: the energy rank and the spectrum
+            exact.append(learned_directions(prof["s"] / prof["s"][0], _cut(s, teacher, task, n_u)) == r_star)
+            err.append(abs(float(prof["energy"]) - r_star)); tol.append(_tolerance(s, teacher, task, n_u))
+    return dict(n=n_u, exact=float(np.mean(exact)), error=float(np.mean(err)), tolerance=float(np.mean(tol)))
 
 def _energy_robust_claim(s: Table3Settings, students: list):
     "`t3.energy_robust`: under softmax, the energy rank's error over the Shannon rank's is at most 1 (consistency: §3's chain)."
@@ -626,13 +665,16 @@ def _near_miss_rows(s: Table3Settings, students: list) -> list:
     return rows
 
 def _underdetermined_rows(s: Table3Settings, students: list) -> list:
-    "One row per flat teacher (kind, r*) trained on `underdetermined_n` samples: the energy rank and excess of gradient descent from small and from large initialisation and of Adam from small, the tolerance and the most gradient-descent steps."
+    "One row per flat teacher (kind, r*) trained on `underdetermined_n` samples: the direction cut, the share of seeds whose gradient-descent student from small and from large initialisation has exactly r* directions above it, the energy rank and excess of both and of Adam from small, the tolerance and the most gradient-descent steps."
     if not underdetermined_n(s): return []
     rows = []
     for kind in s.kinds:
         for rs in s.r_stars:
             fits = [seed_data.underdetermined[(kind, rs)] for seed_data in students]
-            rows.append({"kind": kind, "r*": rs, "n": fits[0].n, "R̃_eff(K̂) small init": _spread([fit.small.energy for fit in fits]),
+            rows.append({"kind": kind, "r*": rs, "n": fits[0].n, "cut": float(np.mean([fit.cut for fit in fits])),
+                         "exactly r* small": float(np.mean([fit.small_directions == rs for fit in fits])),
+                         "exactly r* large": float(np.mean([fit.large_directions == rs for fit in fits])),
+                         "R̃_eff(K̂) small init": _spread([fit.small.energy for fit in fits]),
                          "R̃_eff(K̂) large init": _spread([fit.large.energy for fit in fits]), "tolerance": float(np.mean([fit.tolerance for fit in fits])),
                          "excess / floor small": _spread([fit.small_excess for fit in fits]), "excess / floor large": _spread([fit.large_excess for fit in fits]),
                          "R̃_eff(K̂) Adam": _spread([fit.adam.energy for fit in fits]), "excess / floor Adam": _spread([fit.adam_excess for fit in fits]),
@@ -694,7 +736,13 @@ class InitScalePoint:
     excess: float           # clean excess risk, in floors
     steps: int              # gradient-descent steps taken
     stopped: bool           # stopped on the rule within `ud_max_steps` (False: the budget ran out first)
-    tolerance: float        # the teacher's recovery tolerance at n_u (the claim's criterion is their mean)
+    tolerance: float        # the teacher's recovery tolerance at n_u (the energy-rank reading's criterion is their mean)
+    cut: float              # the teacher's `direction_cut` at n_u
+
+    @property
+    def directions(self) -> int:
+        "The learned kernel's directions above `cut` (`learned_directions`): the claim asks for exactly r*."
+        return learned_directions(self.spectrum, self.cut)
 
 def init_scale_curve(s: Table3Settings, scales, seeds) -> tuple:
     "The students of `t3.<kind>.recovery_underdetermined` (every kind and r* of `s`, every seed of `seeds`) trained as the claim trains them from every initialisation scale of `scales`, in one `fit_students` call -> an `InitScalePoint` per (scale, kind, r*, seed)."
@@ -705,34 +753,47 @@ def init_scale_curve(s: Table3Settings, scales, seeds) -> tuple:
     fit = fit_students([tasks[t] for t, _ in batch], [s.d] * len(batch), n_u, [t.draw_seed for t, _ in batch], [a for _, a in batch],
                        dtype=getattr(torch, s.dtype), progress=False, desc="init-scale curve", **_training(s, "gd"))
     prof = rank_profile(fit["K"].numpy(), spectrum=True)                        # one SVD per student: the energy rank and the spectrum
-    tol = {t: _tolerance(s, t, tasks[t], n_u) for t in teachers}
+    tol, cut = ({t: f(s, t, tasks[t], n_u) for t in teachers} for f in (_tolerance, _cut))
     return tuple(InitScalePoint(t.kind, t.r_star, t.seed, a, float(prof["energy"][i]), tuple((prof["s"][i] / prof["s"][i, 0]).tolist()),
-                                float(fit["excess"][i]) / _noise_floor(s), int(fit["steps"][i]), bool(fit["converged"][i]), tol[t])
+                                float(fit["excess"][i]) / _noise_floor(s), int(fit["steps"][i]), bool(fit["converged"][i]), tol[t], cut[t])
                  for i, (t, a) in enumerate(batch))
 
 # %% ../nbs/33_table3.ipynb #52878c55
+_READING_COLUMNS = ("margin", "critical", "reading", "control margin")
+
+def _reading(c, budget: bool) -> str:
+    "A claim re-graded at one scale, in a word: 'budget' where a student did not stop on the rule, else 'holds', 'fails' or 'undecided' (the claim alone; its control's margin is a column of its own)."
+    return "budget" if budget else "holds" if c.holds else "fails" if c.fails else "undecided"
+
 def init_scale_readings(s: Table3Settings, points) -> list:
-    "`t3.<kind>.recovery_underdetermined` re-graded at every initialisation scale of `points` (`init_scale_curve`, which must include `large_init_scale`) against its own control, the `large_init_scale` students of the same points: a row per (kind, scale) — mean R̃_eff(K̂) per r*, the claim's error (mean |R̃_eff − r*|) and tolerance, margin, critical value and three-way reading ('budget' where a student did not stop on the rule), the control's margin, and the learned spectrum: σ_{r*}/σ_1 (r* ≥ 2) and σ_{r*+1}/σ_1."
+    "`t3.<kind>.recovery_underdetermined` re-graded at every initialisation scale of `points` (`init_scale_curve`, which must include `large_init_scale`) against its own control, the `large_init_scale` students of the same points: a row per (kind, scale) — mean R̃_eff(K̂) per r*, the learned spectrum (σ_{r*}/σ_1 for r* ≥ 2, σ_{r*+1}/σ_1), the share of students that stopped on the rule; the claim — the mean cut, the share of students with exactly r* directions above it, then 'count margin', 'count critical', 'count reading' ('budget' where a student did not stop on the rule) and 'count control margin'; and the energy-rank reading — mean |R̃_eff − r*| ('error') against the mean recovery tolerance, with 'error margin', 'error critical', 'error reading' and 'error control margin' (None at the control's own scale)."
     rows = []
     for kind in s.kinds:
         mine = [p for p in points if p.kind == kind]
         seeds = list(dict.fromkeys(p.seed for p in mine))
-        err = lambda a: [np.mean([abs(p.energy - p.r_star) for p in mine if p.init == a and p.seed == x]) for x in seeds]   # per seed: mean over r*
+        per_seed = lambda a, f: [np.mean([f(p) for p in mine if p.init == a and p.seed == x]) for x in seeds]      # per seed: mean over r*
+        exact = lambda a: per_seed(a, lambda p: p.directions == p.r_star)
+        err = lambda a: per_seed(a, lambda p: abs(p.energy - p.r_star))
         for a in sorted({p.init for p in mine}):
             here = [p for p in mine if p.init == a]
-            tol = float(np.mean([p.tolerance for p in here]))
+            cut, tol = float(np.mean([p.cut for p in here])), float(np.mean([p.tolerance for p in here]))
             row = {"kind": kind, "init": a, **{f"R̃_eff r*={rs}": float(np.mean([p.energy for p in here if p.r_star == rs])) for rs in s.r_stars},
-                   "error": float(np.mean(err(a))), "tolerance": tol,
                    "σ_r*/σ_1 (r* >= 2)": float(np.mean([p.spectrum[p.r_star - 1] for p in here if p.r_star >= 2])),
-                   "σ_r*+1/σ_1": float(np.mean([p.spectrum[p.r_star] for p in here])), "stopped": float(np.mean([p.stopped for p in here]))}
+                   "σ_r*+1/σ_1": float(np.mean([p.spectrum[p.r_star] for p in here])), "stopped": float(np.mean([p.stopped for p in here])),
+                   "cut": cut, "exactly r*": float(np.mean(exact(a))), "error": float(np.mean(err(a))), "tolerance": tol}
+            graded = {}
             if a < s.large_init_scale:
-                c = claim_over_seeds(f"t3.{kind}.recovery_underdetermined at init {a:g}", "§6", "re-graded at another initialisation scale",
-                                     err(a), tol, "<=", control=(f"init {s.large_init_scale:g}", err(s.large_init_scale)), removes="small initialisation")
-                reading = "budget" if row["stopped"] < 1 else ("holds" if c.holds else "fails" if c.fails else "undecided")
-                row |= {"margin": c.margin, "critical": c.critical, "reading": reading, "control margin": c.control.margin}
-            else: row |= {"margin": None, "critical": None, "reading": "the control", "control margin": None}
+                graded["count"] = _count_claim(s, kind, exact(a), exact(s.large_init_scale), cut, a, id=f"t3.{kind}.recovery_underdetermined at init {a:g}")
+                graded["error"] = claim_over_seeds(f"t3.{kind}.recovery_underdetermined, energy-rank reading, at init {a:g}", "§6",
+                                                   "mean |R̃_eff(K̂) − r*| within the recovery tolerance", err(a), tol, "<=",
+                                                   control=(f"init {s.large_init_scale:g}", err(s.large_init_scale)), removes="small initialisation")
+            for name in ("count", "error"):
+                c = graded.get(name)
+                row |= dict(zip((f"{name} {col}" for col in _READING_COLUMNS), (None, None, "the control", None) if c is None else
+                                (c.margin, c.critical, _reading(c, row["stopped"] < 1), c.control.margin)))
             rows.append(row)
     return rows
+
 
 # %% ../nbs/33_table3.ipynb #fa9dbc47
 @dataclass(frozen=True)
