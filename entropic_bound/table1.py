@@ -16,14 +16,14 @@ from .experiment import OnePartExperiment, check_settings
 from .linear import (excess_risk, theorem1_bound, task_moments, reduced_rank_fit, train_rank_sweep, model_dof, empirical_risk,
                                    train_overparameterised, learned_rank_profile, predict_linear_rank, interpolant_dof_gap)
 from .tasks import linear_task, with_direction
-from .spectral import rank_profile, energy_effective_rank
+from .spectral import rank_profile, energy_effective_rank, wishart_edge, TW1_QUANTILES
 from .report import claim_over_seeds, ExperimentResult, fraction_resolution
 
 # %% auto #0
-__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'SAME_DRAW', 'IMPLICIT_SEED_OFFSET', 'TABLE1',
-           'Table1Settings', 'LearnedRanks', 'TeacherRecovery', 'ImplicitBias', 'Table1Seed', 'implicit_protocol',
-           'implicit_students', 'min_norm_given_v', 'measure_table1', 'RankSweep', 'stack_sweep', 'over_seeds',
-           'achievability_protocol', 'summarise_table1']
+__all__ = ['TABLE1_PRESETS', 'TEACHERS', 'DETECTION_TEACHERS', 'GD_TEACHERS', 'TEACHER_SEED_STEP', 'SAME_DRAW',
+           'IMPLICIT_SEED_OFFSET', 'DRAW_SEED_STEP', 'TABLE1', 'Table1Settings', 'LearnedRanks', 'TeacherRecovery',
+           'ImplicitBias', 'Table1Seed', 'implicit_protocol', 'implicit_students', 'min_norm_given_v', 'measure_table1',
+           'RankSweep', 'stack_sweep', 'over_seeds', 'achievability_protocol', 'summarise_table1']
 
 # %% ../nbs/31_table1.ipynb #7b0fdaa7
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ class Table1Settings:
     nonflat_spectrum: tuple = (1.0, 0.5, 0.25)   # a harder teacher: its Shannon effective rank is far from r*
     near_miss_cost: float = 2.0        # the near-miss teacher's extra direction costs this multiple of t1.achievability's criterion (Theorem 1)
     detect_above: float = 3.0          # the 'visible' teacher's weakest singular value, in BBP limits σ(T/(nd))^¼
-    detect_below: float = 0.5          # the 'hidden' teacher's (the data-only claim's control)
+    detect_draws: int = 16             # draws per seed of the 'visible' teacher and of its 'edge' twin (the data-only claim's items)
+    detect_level: float = 0.99         # the Tracy–Widom level of predict_linear_rank's test (its default), which places the 'edge' teacher
     implicit_n: int = 1                # samples in the implicit-bias regime: must leave interpolants of every rank (nTd < dof)
     implicit_steps: int = 8000         # GD steps there of the unfactorised (minimum-norm) student, which converges to roundoff within them
     implicit_lr: float = 0.01          # its step
@@ -64,7 +65,7 @@ class Table1Settings:
                        ranks=(lambda v: set(range(1, self.r_star + 1)) <= set(v) and max(v) <= self.T, "a set of ranks containing 1..r_star, at most T"),
                        nonflat_spectrum=(lambda v: len(v) == self.r_star and min(v) > 0, "r_star positive singular values"),
                        near_miss_cost=(positive, "> 0"), detect_above=(lambda v: v > 1, "> 1 (above the BBP limit)"),
-                       detect_below=(lambda v: 0 < v < 1, "in (0, 1) (below the BBP limit)"),
+                       detect_draws=(lambda v: v >= 2, ">= 2 (a fraction per seed)"), detect_level=(lambda v: v in TW1_QUANTILES, f"one of {sorted(TW1_QUANTILES)}"),
                        implicit_n=(lambda v: v >= 1 and interpolant_dof_gap(self.T, self.d, v) > 0, "a sample count that leaves interpolants of every rank (n·T·d < dof)"),
                        large_init=(lambda v: v is None or v > 0, "None or > 0"),
                        sweep_steps=(positive, "> 0"), gd_steps=(positive, "> 0"), implicit_steps=(positive, "> 0"), sweep_lr=(positive, "> 0"),
@@ -80,6 +81,14 @@ class Table1Settings:
     def bbp_limit(self) -> float:
         "The BBP limit σ(T/(nd))^¼ (§3): a singular value of A* below it leaves no outlier in the output covariance — data alone cannot see it."
         return self.noise_std * (self.T / (self.n * self.d)) ** 0.25
+
+    @property
+    def detection_edge(self) -> float:
+        "The weakest singular value s that the data-only test sees at its edge, in theory: the sample eigenvalue of a spike of A*, (σ² + s²)(1 + γσ²/s²) (Baik–Silverstein, γ = T/(nd), above the BBP limit), equals the test's Tracy–Widom `detect_level` edge (`wishart_edge`); with x = s², x² + (σ² + γσ² − edge)x + γσ⁴ = 0, the larger root."
+        v, g = self.noise_std**2, self.T / (self.n * self.d)
+        edge = wishart_edge(self.T, self.n * self.d, v, self.detect_level)          # the test's edge for N = nd output columns
+        b = v + g * v - edge
+        return math.sqrt((-b + math.sqrt(b * b - 4 * g * v * v)) / 2)
 
     @property
     def achievability_criterion(self) -> float:
@@ -100,11 +109,13 @@ TABLE1_PRESETS = {"quick": dict(), "paper": dict(n=1024),
                   "smoke": dict(n=32, ranks=(1, 2, 3), sweep_steps=40, gd_steps=40, implicit_steps=40, implicit_max_steps=40)}   # seeds are chosen by the caller (reproduce: 3 quick, 5 paper); smoke: seconds, for tests
 
 # %% ../nbs/31_table1.ipynb #691010c7
-TEACHERS = ("paper", "nonflat", "visible", "hidden", "near_miss")   # see `_teacher_spectrum`
+TEACHERS = ("paper", "nonflat", "visible", "edge", "near_miss")     # see `_teacher_spectrum`
+DETECTION_TEACHERS = ("visible", "edge")                            # the data-only claim's teachers, drawn `detect_draws` times per seed
 GD_TEACHERS = ("paper", "nonflat")                                   # the teachers over-parameterised GD and least squares are trained on
 TEACHER_SEED_STEP = 100_000        # teacher k of seed x draws its task and its GD initialisation from seed x + k·100 000
-SAME_DRAW = {"hidden": "visible"}  # the hidden teacher is the visible one's draw (directions, inputs, noise) with its weakest value moved: one change
+SAME_DRAW = {"edge": "visible"}    # the edge teacher is the visible one's draw (directions, inputs, noise) with its weakest value moved: one change
 IMPLICIT_SEED_OFFSET = 10 * TEACHER_SEED_STEP   # the implicit-bias task of seed x: the paper's spectrum, drawn from seed x + 1 000 000
+DRAW_SEED_STEP = 2 * IMPLICIT_SEED_OFFSET       # draw j of a detection teacher comes from its task seed + j·2 000 000 (draw 0: the teacher's own task)
 
 @dataclass(frozen=True)
 class LearnedRanks:
@@ -164,15 +175,16 @@ class Table1Seed:
     near_miss_excess: float         # excess risk of the trained rank-r* model on the near-miss teacher (rank r* + 1)
     near_miss_bound: float          # its Theorem-1 bound at rank r* (the predicted shortfall)
     teachers: dict                  # {name: TeacherRecovery} for each name of GD_TEACHERS
-    data_only: dict                 # {name: rank predict_linear_rank finds} for every name of TEACHERS but 'near_miss'
+    data_only: dict                 # {name: rank predict_linear_rank finds} for every name of GD_TEACHERS
+    detection: dict                 # {name: ranks predict_linear_rank finds on the `detect_draws` draws} for every name of DETECTION_TEACHERS
     implicit: ImplicitBias          # the implicit-bias regime
 
 # %% ../nbs/31_table1.ipynb #fa9e3cfc
 def _teacher_spectrum(s: Table1Settings, name: str) -> tuple:
-    "Singular values of teacher `name`'s A*: the paper's; the non-flat one; the paper's with its weakest value at `detect_above` (visible) or `detect_below` (hidden) BBP limits; the paper's plus one direction of Theorem-1 cost `near_miss_cost` × the achievability criterion (near miss)."
+    "Singular values of teacher `name`'s A*: the paper's; the non-flat one; the paper's with its weakest value at `detect_above` BBP limits (visible) or at the test's edge `detection_edge` (edge); the paper's plus one direction of Theorem-1 cost `near_miss_cost` × the achievability criterion (near miss)."
     base = s.base_spectrum
     return dict(paper=base, nonflat=s.nonflat_spectrum, visible=base[:-1] + (s.detect_above * s.bbp_limit,),
-                hidden=base[:-1] + (s.detect_below * s.bbp_limit,), near_miss=base + (s.near_miss_value,))[name]
+                edge=base[:-1] + (s.detection_edge,), near_miss=base + (s.near_miss_value,))[name]
 
 def _teacher_task(s: Table1Settings, name: str, seed: int, device):
     "The task of teacher `name` (one of TEACHERS) for `seed`, drawn from seed + k·TEACHER_SEED_STEP (k: the index of the teacher whose draw it shares, `SAME_DRAW`, else its own); the near miss is the paper teacher's own draw with one more direction (`with_direction`, the direction drawn from its own seed)."
@@ -183,6 +195,11 @@ def _teacher_task(s: Table1Settings, name: str, seed: int, device):
 def _task_seed(name: str, seed: int) -> int:
     "The seed teacher `name`'s task of `seed` is drawn from."
     return TEACHERS.index(SAME_DRAW.get(name, name)) * TEACHER_SEED_STEP + seed
+
+def _detection_task(s: Table1Settings, name: str, seed: int, draw: int, device):
+    "Draw `draw` of detection teacher `name` (one of DETECTION_TEACHERS) for `seed`, from its task seed + draw·DRAW_SEED_STEP: draw 0 is `_teacher_task`'s; the edge teacher's draws are the visible one's (`SAME_DRAW`)."
+    spectrum = _teacher_spectrum(s, name)
+    return linear_task(s.n, s.T, s.d, len(spectrum), spectrum, s.noise_std, seed=_task_seed(name, seed) + draw * DRAW_SEED_STEP, device=device)
 
 def _sweep_training(s: Table1Settings) -> dict:
     "How every model of the rank sweep (and the near miss's rank-r* model) is trained: `train_rank_sweep`'s arguments, from which t1.achievability's protocols are built, so that the protocols compared are the ones trained."
@@ -265,8 +282,9 @@ def _measure_implicit(s: Table1Settings, seeds, device, progress) -> list:
             for i in range(len(seeds))]
 
 def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dict:
-    "Every measurement of Table 1 for `seeds` (one task per teacher each) -> {seed: Table1Seed}: the rank sweep (paper teacher), the near-miss fit, GD and least squares (GD teachers), data-only ranks (all but the near miss), the implicit-bias regime."
-    tasks = {name: [_teacher_task(s, name, x, device) for x in seeds] for name in TEACHERS}
+    "Every measurement of Table 1 for `seeds` (one task per teacher each) -> {seed: Table1Seed}: the rank sweep (paper teacher), the near-miss fit, GD and least squares (GD teachers), data-only ranks (the GD teachers, and `detect_draws` draws of each detection teacher), the implicit-bias regime."
+    tasks = {name: [_teacher_task(s, name, x, device) for x in seeds] for name in TEACHERS if name not in DETECTION_TEACHERS}
+    found = {name: [[predict_linear_rank(_detection_task(s, name, x, j, device).Y) for j in range(s.detect_draws)] for x in seeds] for name in DETECTION_TEACHERS}
     excess_exact, excess_trained, steps = _measure_sweep(s, tasks["paper"], seeds, progress)
     near_miss = _measure_near_miss(s, tasks["near_miss"], seeds, progress)
     recovered, implicit, M = _measure_recovery(s, tasks, seeds, progress), _measure_implicit(s, seeds, device, progress), len(s.ranks)
@@ -274,7 +292,7 @@ def measure_table1(s: Table1Settings, seeds, device="cpu", progress=None) -> dic
                           bound=np.array([theorem1_bound(t.A, t.V, r) for r in s.ranks]), sweep_steps=steps[i * M:(i + 1) * M].tolist(),
                           noise_energy=float((t.Y - t.Y_clean).pow(2).sum((-2, -1)).mean()), near_miss_excess=float(near_miss[i]),
                           near_miss_bound=theorem1_bound(tasks["near_miss"][i].A, tasks["near_miss"][i].V, s.r_star), teachers=recovered[i],
-                          data_only={name: predict_linear_rank(tasks[name][i].Y) for name in TEACHERS if name != "near_miss"},
+                          data_only={name: predict_linear_rank(tasks[name][i].Y) for name in GD_TEACHERS}, detection={name: found[name][i] for name in DETECTION_TEACHERS},
                           implicit=implicit[i])
             for i, (x, t) in enumerate(zip(seeds, tasks["paper"]))}
 
@@ -424,17 +442,18 @@ def _implicit_claim(s: Table1Settings, units: dict):
                             f"{np.mean(small - target):.3g}: graded is the implicit bias itself")
 
 def _data_only_claim(s: Table1Settings, units: dict):
-    "The claim on the data-only estimator, graded at the BBP limit of §3: t1.data_only."
-    found = lambda name: np.array([float(x.data_only[name] == s.r_star) for x in units.values()])   # 1.0 where it finds r*
+    "The claim on the data-only estimator, graded at the BBP limit of §3: t1.data_only, per seed the fraction of its `detect_draws` draws where the estimate is r*."
+    found = lambda name: np.array([np.mean(np.asarray(x.detection[name]) == s.r_star) for x in units.values()])   # per seed: the share of draws that find r*
     arm = lambda name: dict(strong_values=list(_teacher_spectrum(s, name)[:-1]), weakest_value=_teacher_spectrum(s, name)[-1], n=s.n, T=s.T, d=s.d,
-                            noise_std=s.noise_std, task_seeds=[_task_seed(name, x) for x in units], estimator="predict_linear_rank")
-    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of seeds) on the paper's teacher with its "
-                            f"weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g}",
+                            noise_std=s.noise_std, task_seeds=[_task_seed(name, x) for x in units], draws=s.detect_draws, estimator="predict_linear_rank")
+    return claim_over_seeds("t1.data_only", "4", f"data-only estimate predict_linear_rank equals r* (fraction of {s.detect_draws} draws per seed) on the paper's "
+                            f"teacher with its weakest direction at {s.detect_above:g}× the BBP limit σ(T/(nd))^¼ = {s.bbp_limit:.3g}",
                             found("visible"), 1.0, ">=", paper=3,
-                            control=(f"the same teacher, the same draw (directions, inputs, noise), with that direction's singular value at {s.detect_below:g}× the BBP limit",
-                                     found("hidden")),
-                            removes="a weakest direction above the BBP limit", resolution=fraction_resolution(list(units)),
-                            protocol=(arm("visible"), arm("hidden")), changes="weakest_value")
+                            control=(f"the same teacher, the same draws (directions, inputs, noise), with that direction's singular value at the test's edge "
+                                     f"{s.detection_edge:.3g} = {s.detection_edge / s.bbp_limit:.3g}× the BBP limit, where its spike's predicted eigenvalue "
+                                     f"meets the {s.detect_level:.0%} Tracy–Widom edge", found("edge")),
+                            removes="a weakest direction clear of the detection edge", resolution=fraction_resolution(range(len(units) * s.detect_draws)),
+                            protocol=(arm("visible"), arm("edge")), changes="weakest_value")
 
 def _recovery_rows(units: dict) -> list:
     "One row per GD teacher: its A* (spectrum from the first seed, effective ranks) and what GD, least squares and the data-only estimator recover, means over seeds."
@@ -450,11 +469,11 @@ def _recovery_rows(units: dict) -> list:
     return rows
 
 def _detection_rows(s: Table1Settings, units: dict) -> list:
-    "One row per teacher the data-only estimator sees: its rank, its weakest singular value (and in BBP limits), the ranks found."
+    "One row per teacher the data-only estimator sees: its rank, its weakest singular value (and in BBP limits), the ranks found (over seeds, and over every draw of a detection teacher)."
     rows = []
-    for name in TEACHERS:
-        if name == "near_miss": continue
-        spectrum, found = _teacher_spectrum(s, name), np.array([x.data_only[name] for x in units.values()])
+    for name in GD_TEACHERS + DETECTION_TEACHERS:
+        ranks = [x.detection[name] if name in DETECTION_TEACHERS else [x.data_only[name]] for x in units.values()]
+        spectrum, found = _teacher_spectrum(s, name), np.concatenate([np.asarray(r) for r in ranks])
         rows.append({"teacher": name, "rank": len(spectrum), "weakest s": spectrum[-1], "weakest / BBP limit": spectrum[-1] / s.bbp_limit,
                      "rank found (mean)": float(found.mean()), "= rank": float((found == len(spectrum)).mean())})
     return rows
