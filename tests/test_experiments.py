@@ -14,7 +14,7 @@ TINY = {
     "table2": dict(r_stars=(1, 3), n=32, n_test=64, steps=10, pos_steps=10),
     "table3": dict(r_stars=(1, 2), n=16, n_test=16, steps=10, full_sweep=(2,), estimator_n=(16,), estimator_noise=(0.05,), estimator_seeds=2),
     "table4": dict(r_stars=(1, 2), noise_stds=(0.05,), ns_known=(1, 2), ns_unknown=(80,)),
-    "table5": dict(n=90, r_stars=(1, 2), draws=2),
+    "table5": dict(n=90, n_beyond=200, r_stars=(1, 2), draws=2),
 }
 
 
