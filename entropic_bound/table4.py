@@ -5,16 +5,18 @@
 # %% ../nbs/34_table4.ipynb #38f4f04e
 from __future__ import annotations
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task, teacher_args
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
-from .predict import predict_qk_rank, min_qk_samples
+from .predict import predict_qk_rank, min_qk_samples, fit_qk_kernel, noise_edge_of_fit
 
 # %% auto #0
-__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'RankCurve', 'Table4Seed', 'measure_table4', 'summarise_table4']
+__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'RankCurve', 'Table4Seed', 'FrontierControl', 'misfit_frontier',
+           'measure_table4', 'summarise_table4']
 
 # %% ../nbs/34_table4.ipynb #2056d5df
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Table4Seed:
     "Everything Table 4 measures for one seed."
     linear: dict      # {(σ, r*): RankCurve}: linear-QK teachers, every σ in `noise_stds` and r* in `r_stars`
     control: dict     # {(σ, r*): RankCurve}: softmax-attention teachers (the negative control), at σ = noise_stds[0] only
+    at_frontier: dict # {(σ, r*): FrontierControl}: the same softmax teachers, V unknown, at the n where their misfit reaches the edge (t4.linear_unknown_v's control)
 
     def curve(self, teachers: str, sigma: float, r_star: int) -> RankCurve:
         "The curve of the 'linear' or the 'control' teacher of (σ, r*)."
@@ -73,6 +76,27 @@ def _teacher(s: Table4Settings, kind: str, sigma: float, r_star: int, seed: int)
     "The `kind` ('linear' or 'softmax') teacher task of (σ, r*, seed), drawn once at the largest n of both sweeps."
     return attention_task(max(max(s.ns_known), max(s.ns_unknown)), r_star=r_star, seed=seed, **teacher_args(s, kind, sigma))
 
+@dataclass(frozen=True)
+class FrontierControl:
+    "A wrong-model teacher's lifted (V unknown) rank at the n where theory puts its misfit on the edge: the predicted n₁, the n measured (n₁ within the sweep's range) and the rank there."
+    n1: float         # `misfit_frontier` of the task at the largest n of the sweep (inf: no systematic misfit)
+    n: int            # ⌈n₁⌉, at least the lifted regression's limit and at most the largest n of the sweep
+    rank: int         # the data-only rank (V unknown) on the first n samples
+
+def misfit_frontier(clean, fit, r_star: int, n: int) -> float:
+    "Where a wrong model's misfit starts to be counted, in theory: the n₁ with n₁β² + ν² = τ², i.e. (τ² − ν²)/β² — β² the systematic share per sample of the (r*+1)-th whitened singular value of the fit to the noiseless outputs (`clean`, less that value's noise part, α = 1), τ the edge of the fit to the noisy outputs (`fit`) and ν its noise part (α = 1), both on the same `n` samples; inf where the noiseless misfit has no systematic part."
+    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
+    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n          # the misfit's systematic part grows like √n
+    tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)
+    return (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
+
+def _frontier_control(s: Table4Settings, task, r_star: int) -> FrontierControl:
+    "The lifted (V unknown) rank of a softmax teacher `task` at ⌈n₁⌉ (`misfit_frontier` on all its samples, read from its noiseless outputs: a placement, never an outcome), kept within [the lifted regression's limit, the largest n]."
+    X, Y, Y_clean = task.X.numpy(), task.Y.numpy(), task.Y_clean.numpy()
+    n1 = misfit_frontier(fit_qk_kernel(X, Y_clean), fit_qk_kernel(X, Y), r_star, X.shape[0])
+    n = int(min(max(math.ceil(min(n1, 1e9)), min_qk_samples(s.T, s.d, s.d, False)), max(s.ns_unknown)))
+    return FrontierControl(float(n1), n, predict_qk_rank(X[:n], Y[:n]))
+
 def _rank_curve(task, r_star: int, ns_known, ns_unknown) -> RankCurve:
     "Data-only ranks of `task` on its first n samples: V known at every n of `ns_known`, V unknown at every n of `ns_unknown`."
     X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
@@ -80,15 +104,17 @@ def _rank_curve(task, r_star: int, ns_known, ns_unknown) -> RankCurve:
                      unknown={n: predict_qk_rank(X[:n], Y[:n]) for n in ns_unknown})
 
 def measure_table4(s: Table4Settings, seeds, device="cpu", progress=None) -> dict:
-    "Data-only rank of every (σ, r*, seed) task at every n, V known and unknown, and of the softmax control at the paper's σ -> {seed: Table4Seed} (no training: `device` unused)."
+    "Data-only rank of every (σ, r*, seed) task at every n, V known and unknown, and of the softmax control at the paper's σ (also at its own misfit frontier, V unknown) -> {seed: Table4Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
-    linear, control = {x: {} for x in seeds}, {x: {} for x in seeds}
+    linear, control, frontier = {x: {} for x in seeds}, {x: {} for x in seeds}, {x: {} for x in seeds}
     jobs = [(sigma, r, x) for sigma in s.noise_stds for r in s.r_stars for x in seeds]
     for sigma, r, x in tqdm(jobs, desc="table4", disable=None if progress is None else not progress, leave=False):
         linear[x][(sigma, r)] = _rank_curve(_teacher(s, "linear", sigma, r, x), r, s.ns_known, s.ns_unknown)
         if sigma == s.noise_stds[0]:                           # negative control: softmax-attention data, where the linear-QK model is false
-            control[x][(sigma, r)] = _rank_curve(_teacher(s, "softmax", sigma, r, x), r, s.ns_known, s.ns_unknown)
-    return {x: Table4Seed(linear[x], control[x]) for x in seeds}
+            task = _teacher(s, "softmax", sigma, r, x)
+            control[x][(sigma, r)] = _rank_curve(task, r, s.ns_known, s.ns_unknown)
+            frontier[x][(sigma, r)] = _frontier_control(s, task, r)
+    return {x: Table4Seed(linear[x], control[x], frontier[x]) for x in seeds}
 
 # %% ../nbs/34_table4.ipynb #a7d2e9f5
 def _row(s: Table4Settings, units: dict, teachers: str, sigma: float, value_map: str, n: int) -> dict:
@@ -124,10 +150,14 @@ def _claims(s: Table4Settings, units: dict) -> list:
     "The `t4.*` claims at the paper's σ (the first of `noise_stds`), each with its softmax-teacher control: the same kernels, scale, sizes, σ and estimator (checked field by field)."
     sigma0, n_max, seeds = s.noise_stds[0], max(s.ns_unknown), len(units)
     known = {t: _recovery_per_seed(units, t, "known", sigma0, s.ns_known, s.r_stars) for t in ("linear", "control")}
-    unknown = {t: _recovery_per_seed(units, t, "unknown", sigma0, (n_max,), s.r_stars) for t in ("linear", "control")}
+    unknown = _recovery_per_seed(units, "linear", "unknown", sigma0, (n_max,), s.r_stars)
+    edge = [np.mean([seed.at_frontier[(sigma0, r)].rank == r for r in s.r_stars]) for seed in units.values()]   # per seed: the share of r* exact at n₁
     arm = lambda kind, ns, value_map: dict(**teacher_args(s, kind, sigma0), ns=list(ns), r_stars=list(s.r_stars), task_draws=list(units),
                                            value_map=value_map, estimator="predict_qk_rank")
     pair = lambda ns, value_map: dict(protocol=(arm("linear", ns, value_map), arm("softmax", ns, value_map)), changes="kind")
+    n1s = [seed.at_frontier[(sigma0, r)].n for seed in units.values() for r in s.r_stars]
+    at_scale = float(np.mean(_recovery_per_seed(units, "control", "unknown", sigma0, (n_max,), s.r_stars)))   # the same teachers at the claim's n
+    frontier_pair = dict(protocol=(arm("linear", (n_max,), "unknown"), arm("softmax", ("n1: misfit_frontier of each task",), "unknown")), changes=("kind", "ns"))
     return [
         claim_over_seeds("t4.linear_known_v", "§6", f"V known: the data-only kernel rank equals r* for every task (r* in {tuple(s.r_stars)}, "
                          f"σ = {sigma0}, every n in {tuple(s.ns_known)})", known["linear"], 1.0, ">=", paper="r* exactly recoverable",
@@ -136,9 +166,10 @@ def _claims(s: Table4Settings, units: dict) -> list:
                          removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.ns_known) * len(s.r_stars))),
                          **pair(s.ns_known, "known")),
         claim_over_seeds("t4.linear_unknown_v", "§6", f"V unknown: the lifted regression's rank equals r* for every task at scale, n = {n_max} "
-                         f"(σ = {sigma0})", unknown["linear"], 1.0, ">=", paper="exactly recoverable without the value map at scale",
-                         control=(f"the same estimator and kernels on softmax-attention teachers at the same n = {n_max} and kernel scale ({s.kernel_scale:g})", unknown["control"]),
-                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.r_stars))), **pair((n_max,), "unknown")),
+                         f"(σ = {sigma0})", unknown, 1.0, ">=", paper="exactly recoverable without the value map at scale",
+                         control=(f"the same estimator and kernels on softmax-attention teachers of the same kernel scale ({s.kernel_scale:g}), each at the n where "
+                                  f"theory puts its misfit on the edge (misfit_frontier, n from {min(n1s)} to {max(n1s)}; at the claim's n = {n_max} their share exact is {at_scale:.3g})", edge),
+                         removes="the attention class (linear QK)", resolution=fraction_resolution(range(seeds * len(s.r_stars))), **frontier_pair),
     ]
 
 def _identifiability_limits(s: Table4Settings) -> dict:
@@ -176,8 +207,10 @@ def _flat_ranks(seed: Table4Seed) -> dict:
     return flat
 
 def _extra(s: Table4Settings, units: dict) -> dict:
-    "Plain data for the record: the identifiability limits, the frontier (where linear-QK recovery becomes exact, where softmax recovery is lost) and every rank, {seed: {'V/σ/n/r*': rank}}."
-    return dict(n_min=_identifiability_limits(s), frontier=_frontier(s, units), ranks={x: _flat_ranks(seed) for x, seed in units.items()})
+    "Plain data for the record: the identifiability limits, the frontier (where linear-QK recovery becomes exact, where softmax recovery is lost), the V-unknown control at each softmax teacher's misfit frontier (r*, n₁, n, rank − r*, seed after seed) and every rank, {seed: {'V/σ/n/r*': rank}}."
+    at = [(r, seed.at_frontier[key]) for seed in units.values() for key in sorted(seed.at_frontier) for r in (key[1],)]
+    return dict(n_min=_identifiability_limits(s), frontier=_frontier(s, units), ranks={x: _flat_ranks(seed) for x, seed in units.items()},
+                at_frontier=dict(r_star=[r for r, _ in at], n1=[f.n1 if math.isfinite(f.n1) else None for _, f in at], n=[f.n for _, f in at], error=[f.rank - r for r, f in at]))
 
 def summarise_table4(s: Table4Settings, units: dict) -> ExperimentResult:
     "Table 4's rows (recovery rate per σ, V, n and r*), the `t4.*` claims, the figure and the extras, from {seed: Table4Seed}."
