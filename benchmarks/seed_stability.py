@@ -1,7 +1,7 @@
 """Do the verdicts survive new seeds? The quick preset on seeds the stored reference never saw (default 3-8), claim by claim
 beside the reference's verdicts (seeds 0-2, entropic_bound/data/reference_quick.json).
 
-    python benchmarks/seed_stability.py [--seeds 3-8] [--jobs N]
+    python benchmarks/seed_stability.py [--seeds 3-8] [--jobs N] [--out DIR]
 
 Writes benchmarks/seed_claims.json (the claim records of that run, with its seeds, and the reference's verdict, margin and critical
 value per claim); tests/test_seed_stability.py checks that the stored run covers every claim of the reference, and
@@ -36,12 +36,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", default="3-8", help="seeds of the new run (default 3-8)")
     p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--out", default=None, help="keep the run's outputs here and reuse the tables a run there already finished "
+                   "with the same code (default: a temporary directory, every table measured)")
     a = p.parse_args()
     seeds = seed_range(a.seeds)
     tune_allocator()
     jobs = default_jobs(shelf("paper")) if a.jobs is None else a.jobs
     with tempfile.TemporaryDirectory() as tmp:
-        claims = reproduce(Path(tmp), "quick", seeds, "cpu", force=True, progress=False, jobs=jobs)
+        claims = reproduce(Path(a.out or tmp), "quick", seeds, "cpu", force=a.out is None, progress=False, jobs=jobs)
     ref, ref_margin, ref_critical = reference_verdicts(), reference_verdicts("margin"), reference_verdicts("critical")
     reference = {i: dict(verdict=v, margin=ref_margin.get(i), critical=ref_critical.get(i)) for i, v in ref.items()}
     STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=head_commit(),
