@@ -18,9 +18,9 @@ from .modeling_lowrank_keys import KeyBits, BitsKeyCache, quantise_runs, dequant
 # %% auto #0
 __all__ = ['GROUP', 'WINDOW', 'SINK', 'CONTEXT', 'ATTENTION', 'ROWS', 'EVAL_SEQUENCES', 'SEQ_LEN', 'BUDGETS', 'CLAIM_BUDGETS',
            'DEFAULT_BITS', 'quantise', 'quantised_pairs', 'coded_keys_attention', 'use_codec', 'KeyStatistics',
-           'key_statistics', 'allocate_bits', 'budget_bits', 'codecs_at', 'key_bits_model', 'quantized_cache_sums',
-           'table_plan', 'keys_in_bits', 'quantized_cache_rows', 'bits_claims', 'cache_bytes_after', 'bits_supported',
-           'run_key_bits']
+           'key_statistics', 'allocate_bits', 'budget_bits', 'codecs_at', 'key_bits_model', 'reference_side',
+           'quantized_cache_sums', 'table_plan', 'keys_in_bits', 'quantized_cache_rows', 'bits_claims',
+           'cache_bytes_after', 'bits_supported', 'run_key_bits']
 
 # %% ../nbs/11e_key_bits.ipynb #486cd730
 GROUP, WINDOW, SINK = KeyBits.group, KeyBits.window, KeyBits.sink   # the runtime's: KIVI's run of tokens per minimum and step (32), recent tokens kept (32), first tokens kept (1)
@@ -93,6 +93,7 @@ class KeyStatistics:
     weight_pca: np.ndarray
     pre: bool = False
 
+# %% ../nbs/11e_key_bits.ipynb #b5d6bcc0
 def _distortion(C: torch.Tensor, mask: torch.Tensor, group: int) -> np.ndarray:
     "Summed squared error over the valid tokens of each coordinate of C (n, T, d) quantised at 0..MAX_BITS bits -> (d, MAX_BITS + 1)."
     m = mask.to(C.dtype)[..., None]
@@ -129,6 +130,7 @@ def key_statistics(adapter: HeadAdapter, batch, pre: bool | tuple = False, group
                   for o, f in zip(outs, flags))
     return stats if isinstance(pre, (tuple, list)) else stats[0]
 
+# %% ../nbs/11e_key_bits.ipynb #0a86b448
 def allocate_bits(weight: np.ndarray, dist: np.ndarray, budget: float, group: int = GROUP, lookahead: int = 3) -> np.ndarray:
     """Reverse water-filling in greedy steps: integer bits (n,) in 0..MAX_BITS making sum_j weight_j dist_j(b_j) small at a cost of
     sum_j (b_j + 32 / group [b_j > 0]) <= `budget` bits per token (a coded coordinate pays for its minimum and step in each run);
@@ -196,10 +198,18 @@ EVAL_SEQUENCES, SEQ_LEN = 5, 512
 BUDGETS = (2, 3, 4, 8)              # KIVI-style bit widths whose bytes every row is held to
 CLAIM_BUDGETS = (2, 3, 4)           # where bits are scarce: the claims' budgets (at 8 bits every row codes every coordinate with the widest code)
 
-def _per_sequence(P0, P1, batch) -> np.ndarray:
-    "Per sequence: KL(P0 || P1) summed, the two negative log-likelihoods, top-1 agreements, predicted tokens (`compress._next_token_sums`)."
+def reference_side(model, batch, chunk: int = 2) -> list:
+    """The original's side of every comparison on the packed sequences `batch`, computed once for all rows: per sequence,
+    `compress._reference_side` of `model`'s next-token log-probabilities (pass the model with no codec in use)."""
+    from entropic_bound.compress import next_token_logprobs, _reference_side
+    P0 = next_token_logprobs(model, batch, chunk)
+    return [_reference_side(P0[i:i + 1]) for i in range(P0.shape[0])]
+
+def _per_sequence(ref: list, P1, batch) -> np.ndarray:
+    """Per sequence: KL(P0 || P1) summed, the two negative log-likelihoods, top-1 agreements, predicted tokens (`compress._next_token_sums`
+    with the original's side `ref`, `reference_side`)."""
     from entropic_bound.compress import _next_token_sums
-    return np.array([_next_token_sums(P0[i:i + 1], P1[i:i + 1], batch.ids[i:i + 1], batch.mask[i:i + 1]) for i in range(P0.shape[0])])
+    return np.array([_next_token_sums(None, P1[i:i + 1], batch.ids[i:i + 1], batch.mask[i:i + 1], side) for i, side in enumerate(ref)])
 
 def _row(name: str, bits, key_bytes: float, sums: np.ndarray, values_bytes: float) -> dict:
     "One row of the table from per-sequence sums; its KL's standard error over the sequences."
@@ -209,9 +219,9 @@ def _row(name: str, bits, key_bytes: float, sums: np.ndarray, values_bytes: floa
                 ppl_ratio=float(np.exp((sums[:, 2].sum() - sums[:, 1].sum()) / sums[:, 4].sum())), tokens=int(sums[:, 4].sum()), per_sequence=kl)
 
 # %% ../nbs/11e_key_bits.ipynb #ec8794e0
-def quantized_cache_sums(model, batch, P0, nbits: int, group: int = GROUP, window: int = WINDOW) -> np.ndarray | None:
+def quantized_cache_sums(model, batch, ref: list, nbits: int, group: int = GROUP, window: int = WINDOW) -> np.ndarray | None:
     """Per-sequence sums (`_per_sequence`) of `model` decoding `batch` one token at a time through `transformers`' `QuantizedCache` with
-    the HQQ backend at `nbits` (its own conventions: keys and values both quantised, runs of `group`, a residual of `window` tokens);
+    the HQQ backend at `nbits` against the original's side `ref` (`reference_side`; its own conventions: keys and values both quantised, runs of `group`, a residual of `window` tokens);
     None where the backend is not installed."""
     import importlib.util
     if importlib.util.find_spec("hqq") is None: return None
@@ -221,7 +231,7 @@ def quantized_cache_sums(model, batch, P0, nbits: int, group: int = GROUP, windo
         for t in range(batch.ids.shape[1] - 1):
             o = model(input_ids=batch.ids[:, t:t + 1], past_key_values=cache, use_cache=True)
             cache = o.past_key_values; out.append(torch.log_softmax(o.logits[:, -1].float(), -1))
-    return _per_sequence(P0, torch.stack(out, 1), batch)
+    return _per_sequence(ref, torch.stack(out, 1), batch)
 
 # %% ../nbs/11e_key_bits.ipynb #bc80dd29
 def table_plan(budgets=BUDGETS) -> dict:
@@ -229,20 +239,23 @@ def table_plan(budgets=BUDGETS) -> dict:
     claim_rows = ("kivi", "native", "native_uniform", "channel_bits", "pca_bits", "shuffled")
     return {b: tuple(ROWS) if b in (2, 4) else claim_rows if b in CLAIM_BUDGETS else ("kivi", "native", "rank_cut") for b in budgets}
 
-def keys_in_bits(adapter: HeadAdapter, held, pre: KeyStatistics, post: KeyStatistics, plan: dict | None = None, progress=None) -> list:
+# %% ../nbs/11e_key_bits.ipynb #19ffb2ff
+def keys_in_bits(adapter: HeadAdapter, held, pre: KeyStatistics, post: KeyStatistics, plan: dict | None = None, progress=None,
+                 ref: list | None = None) -> list:
     """The table: the rows of `plan` ({bits: row names of `ROWS`}; default `table_plan()`) at the bytes of KIVI-style keys of that many bits
     (`codecs_at`, from the fit half's statistics `pre` and `post`), measured on the packed sequences `held` against the original model ->
-    rows {row, bits, key_bytes, cache_bytes (values in half precision), kl, kl_se, top1, ppl_ratio, tokens, per_sequence}."""
+    rows {row, bits, key_bytes, cache_bytes (values in half precision), kl, kl_se, top1, ppl_ratio, tokens, per_sequence}. `ref`: the original's
+    side on `held` (`reference_side`), computed here where not given."""
     from entropic_bound.compress import next_token_logprobs
     from entropic_bound.policy import progress_bar
     model = use_codec(adapter.model, None)
-    P0 = next_token_logprobs(model, held, 2)
+    ref = reference_side(model, held) if ref is None else ref
     out, jobs, codecs = [], [(b, r) for b, rows in (plan or table_plan()).items() for r in rows], {}
     try:
         for b, r in progress_bar(jobs, desc="keys in bits", unit="row", show=progress):
             if b not in codecs: codecs[b] = codecs_at(pre, post, b)
             codec = codecs[b][r]
-            sums = _per_sequence(P0, next_token_logprobs(use_codec(model, codec), held, 2), held)
+            sums = _per_sequence(ref, next_token_logprobs(use_codec(model, codec), held, 2), held)
             out.append(_row(r, b, codec.key_bytes_per_token(CONTEXT), sums, _half_bytes(adapter)))
     finally: use_codec(model, None)
     return out
@@ -251,13 +264,12 @@ def _half_bytes(adapter) -> float:
     "Bytes per token of a 16-bit key (or value) cache of the whole model."
     return adapter.n_layers * adapter.n_kv_heads * adapter.d_head * 2
 
-def quantized_cache_rows(adapter: HeadAdapter, held, bits=(2, 4)) -> list:
-    "Rows of `transformers`' HQQ quantized cache at each of `bits` on `held` (`quantized_cache_sums`; empty where HQQ is not installed)."
-    from entropic_bound.compress import next_token_logprobs
+def quantized_cache_rows(adapter: HeadAdapter, held, bits=(2, 4), ref: list | None = None) -> list:
+    "Rows of `transformers`' HQQ quantized cache at each of `bits` on `held` (`quantized_cache_sums`; empty where HQQ is not installed); `ref` as in `keys_in_bits`."
     model = use_codec(adapter.model, None)
-    P0, out = next_token_logprobs(model, held, 2), []
+    ref, out = reference_side(model, held) if ref is None else ref, []
     for b in bits:
-        sums = quantized_cache_sums(model, held, P0, b)
+        sums = quantized_cache_sums(model, held, ref, b)
         if sums is None: return []
         key_bytes = KeyBits(np.full((adapter.n_layers, adapter.n_kv_heads, adapter.d_head), b), sink=0).key_bytes_per_token(CONTEXT)
         out.append(_row("hqq_cache", b, key_bytes, sums, key_bytes))                # its values are quantised like its keys
@@ -303,6 +315,7 @@ def bits_supported(adapter: HeadAdapter) -> str | None:
         return "keys in bits take the rotation off a key exactly; this model's rotary embedding scales it (attention_scaling != 1)"
     return None
 
+# %% ../nbs/11e_key_bits.ipynb #e34ae5bf
 def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: str = "cpu", progress: bool = True, log=print,
                  export_model: bool = True) -> dict:
     """`entropic-bound compress --route bits`: calibrate on the fit half of `text` (default: the shipped text; split 0), measure native coding
@@ -325,11 +338,11 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     pre, post = key_statistics(adapter, fit, pre=(True, False))
     rows = codecs_at(pre, post, int(bits))
     model_ = use_codec(adapter.model, None)
-    P0, fid = next_token_logprobs(model_, held, 2), {}
+    ref, fid = reference_side(model_, held), {}
     try:
         for name in ("native", "kivi"):
             if progress: log(f"entropic-bound compress: measuring {name} on {int(held.mask.sum())} tokens of the other-source text ...")
-            r = _row(name, int(bits), rows[name].key_bytes_per_token(CONTEXT), _per_sequence(P0, next_token_logprobs(use_codec(model_, rows[name]), held, 2), held), _half_bytes(adapter))
+            r = _row(name, int(bits), rows[name].key_bytes_per_token(CONTEXT), _per_sequence(ref, next_token_logprobs(use_codec(model_, rows[name]), held, 2), held), _half_bytes(adapter))
             fid[name] = {k: r[k] for k in ("kl", "kl_se", "top1", "ppl_ratio", "tokens")}
     finally: use_codec(model_, None)
     spec = rows["native"]
