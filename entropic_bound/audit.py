@@ -124,19 +124,10 @@ def findings(report: HeadsReport) -> dict:
         f.update(requant_shift_median=float(np.median(d)), requant_shift_max=float(d.max()))
     return f
 
-# %% ../nbs/09_real_heads.ipynb #afcb830c
-def summary_markdown(report: HeadsReport, model_name: str, text_name: str, notes=()) -> str:
-    "summary.md: the setting, the findings in sentences computed from the rows, and per-layer medians."
-    m, f = report.meta, findings(report)
-    heads_line = f"{m['n_heads']} heads" + (f" sharing {m['n_kv_heads']} key-value heads" if m["n_kv_heads"] < m["n_heads"] else "")
-    lines = [f"# Static vs attention-native rank: {model_name}", "",
-             f"- model: {model_name} ({m['family']}, {m['n_layers']} layers x {heads_line}, d_model {m['d_model']}, d_head {m['d_head']}"
-             + (", rotary positions" if m["rotary"] else "") + ")",
-             f"- text: {text_name}: {m['lines']} lines -> {m['sequences']} sequences, {m['tokens']} tokens; fit on {m['fit_sequences']}, "
-             f"checked on {m['held_sequences']} held-out sequences (seed {m['seed']})",
-             f"- tolerance: attention total variation <= {m['tol']:g}; head output energy share <= {m['tol_out']:g}", *[f"- note: {n}" for n in notes], "",
-             "## Findings", "",
-             f"- Static kernels{' (at relative offset 0: W_Q W_K^T with no rotation between)' if m['rotary'] else ''}: energy effective rank median "
+# %% ../nbs/09_real_heads.ipynb #72b9be9c
+def _finding_lines(m: dict, f: dict) -> list:
+    "The findings of summary.md, one sentence each, from the audit's metadata `m` and its `findings` `f`."
+    lines = [f"- Static kernels{' (at relative offset 0: W_Q W_K^T with no rotation between)' if m['rotary'] else ''}: energy effective rank median "
              f"{f['static_energy_median']:.1f} of {f['d_head']} (range {f['static_energy_min']:.1f} to {f['static_energy_max']:.1f}).",
              f"- Attention-native rank (held-out{', on the rotated queries and keys' if m['rotary'] else ''}): median {f['native_tv_median']:g} "
              f"by attention TV, {f['native_out_median']:g} by output energy.",
@@ -156,6 +147,20 @@ def summary_markdown(report: HeadsReport, model_name: str, text_name: str, notes
     if "requant_shift_median" in f:
         lines.append(f"- Quantised weights: one more rounding error of the same grid moves a head's static energy rank by median "
                      f"{f['requant_shift_median']:.2f} (max {f['requant_shift_max']:.2f}); layers.csv gives each matrix's rounding-noise edge.")
+    return lines
+
+# %% ../nbs/09_real_heads.ipynb #afcb830c
+def summary_markdown(report: HeadsReport, model_name: str, text_name: str, notes=()) -> str:
+    "summary.md: the setting, the findings in sentences computed from the rows, and per-layer medians."
+    m, f = report.meta, findings(report)
+    heads_line = f"{m['n_heads']} heads" + (f" sharing {m['n_kv_heads']} key-value heads" if m["n_kv_heads"] < m["n_heads"] else "")
+    lines = [f"# Static vs attention-native rank: {model_name}", "",
+             f"- model: {model_name} ({m['family']}, {m['n_layers']} layers x {heads_line}, d_model {m['d_model']}, d_head {m['d_head']}"
+             + (", rotary positions" if m["rotary"] else "") + ")",
+             f"- text: {text_name}: {m['lines']} lines -> {m['sequences']} sequences, {m['tokens']} tokens; fit on {m['fit_sequences']}, "
+             f"checked on {m['held_sequences']} held-out sequences (seed {m['seed']})",
+             f"- tolerance: attention total variation <= {m['tol']:g}; head output energy share <= {m['tol_out']:g}", *[f"- note: {n}" for n in notes], "",
+             "## Findings", "", *_finding_lines(m, f)]
     cols = [("static energy", "static_energy", ".1f"), ("native TV", "native_tv", "g"), ("native output", "native_out", "g"),
             ("static-order TV", "static_order_tv", "g")]
     if m["rotary"]: cols.append(("pre-rotary TV", "prerotary_tv", "g"))

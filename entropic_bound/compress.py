@@ -195,6 +195,7 @@ def _sensitivity(cal, B, seed): return _water_fill(np.repeat(cal.sensitivity, ca
 @allocation_rule("shuffled", "the loss-aware native ranks permuted across units (the control: same ranks, not matched to units)", "0.5", "x", needs=("out_weight",))
 def _shuffled(cal, B, seed): return np.random.default_rng(seed).permutation(_native_loss(cal, B, seed))
 
+# %% ../nbs/11_compress.ipynb #2b47ff0a
 ALLOCATIONS = tuple(ALLOCATION_RULES)
 BUDGETS = (0.25, 0.5, 0.75)      # the budgets every table and command compares by default: fractions of all query-key directions
 BUDGET = 0.5                     # the default budget of an exported model
@@ -232,20 +233,7 @@ def _fold_encoder(adapter, cal, ranks, order, net, layers):
             new += [Wn, bn]
         adapter.write_query_key(net, l, *new)                           # back into the family's own layout
 
-def _fold_decoder(adapter, cal, ranks, net, layers):
-    "Rotary decoders: key-value group g of layer l keeps rank ranks[l, g]: W_Q,h' = W_Q,h M_r for its query heads, W_K,g' = W_K,g M_r^T, before the rotation."
-    dh, k = adapter.d_head, cal.group_size
-    for l in layers:
-        lay = adapter.layer(l, 1)
-        Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders["whitened"][l])
-        M = [Lo[g, :, :r] @ torch.diag(s[g, :r]) @ Ro[g, :, :r].T for g, r in enumerate(ranks[l].tolist())]   # (dh, dh) oblique projections
-        full = [int(r) >= dh for r in ranks[l]]
-        WQ = torch.stack([lay.WQ[h] if full[h // k] else lay.WQ[h] @ M[h // k] for h in range(adapter.n_heads)])
-        bQ = torch.stack([lay.bQ[h] if full[h // k] else lay.bQ[h] @ M[h // k] for h in range(adapter.n_heads)])
-        WK = torch.stack([lay.WK[g] if full[g] else lay.WK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
-        bK = torch.stack([lay.bK[g] if full[g] else lay.bK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
-        adapter.write_query_key(net, l, WQ, bQ, WK, bK)
-
+# %% ../nbs/11_compress.ipynb #11625eba
 def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str = "whitened", model=None, layers=None):
     """A copy of the adapter's model (or `model`, overwritten) with every allocation unit cut to its rank in `ranks` (L, U).
     Encoders, head h in `order` ('whitened' or 'svd'): W_Q,h' = W_Q,h L_r diag(s_r) P, b_Q,h' = b_Q,h L_r diag(s_r) P,
@@ -262,6 +250,21 @@ def fold(adapter: HeadAdapter, cal: Calibration, ranks: np.ndarray, order: str =
         if kind == "encoder": _fold_encoder(adapter, cal, ranks, order, net, layers)
         else: _fold_decoder(adapter, cal, ranks, net, layers)
     return net
+
+# %% ../nbs/11_compress.ipynb #22e9816d
+def _fold_decoder(adapter, cal, ranks, net, layers):
+    "Rotary decoders: key-value group g of layer l keeps rank ranks[l, g]: W_Q,h' = W_Q,h M_r for its query heads, W_K,g' = W_K,g M_r^T, before the rotation."
+    dh, k = adapter.d_head, cal.group_size
+    for l in layers:
+        lay = adapter.layer(l, 1)
+        Lo, s, Ro = (t.to(lay.WQ.device, torch.float64) for t in cal.orders["whitened"][l])
+        M = [Lo[g, :, :r] @ torch.diag(s[g, :r]) @ Ro[g, :, :r].T for g, r in enumerate(ranks[l].tolist())]   # (dh, dh) oblique projections
+        full = [int(r) >= dh for r in ranks[l]]
+        WQ = torch.stack([lay.WQ[h] if full[h // k] else lay.WQ[h] @ M[h // k] for h in range(adapter.n_heads)])
+        bQ = torch.stack([lay.bQ[h] if full[h // k] else lay.bQ[h] @ M[h // k] for h in range(adapter.n_heads)])
+        WK = torch.stack([lay.WK[g] if full[g] else lay.WK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
+        bK = torch.stack([lay.bK[g] if full[g] else lay.bK[g] @ M[g].T for g in range(adapter.n_kv_heads)])
+        adapter.write_query_key(net, l, WQ, bQ, WK, bK)
 
 # %% ../nbs/11_compress.ipynb #65d7928d
 def _mean_pooled(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -576,6 +579,7 @@ def source_dtype(folder):
     name = cfg.get("dtype") or cfg.get("torch_dtype")
     return getattr(torch, name) if name in SIXTEEN_BITS else None
 
+# %% ../nbs/11_compress.ipynb #91fe5c79
 def _weights(entry: Path) -> bool:
     "Whether `entry` of a checkpoint folder holds the model's weights (in any format, or their index)."
     if entry.is_dir(): return entry.name in WEIGHT_FOLDERS
@@ -598,7 +602,6 @@ def carry_source(source, folder) -> dict:
         copied.append(entry.name + ("/" if entry.is_dir() else ""))
     return dict(copied=copied, left_out=left)
 
-
 # %% ../nbs/11_compress.ipynb #2f520e18
 def load_lines(net, folder) -> dict:
     """How the export `folder` of `net` loads, one line per library: `transformers` (the model's auto class and `AutoTokenizer`, both with
@@ -613,6 +616,7 @@ def load_lines(net, folder) -> dict:
     if (Path(folder) / "modules.json").is_file(): lines["sentence_transformers"] = f"SentenceTransformer(folder{trust})"
     return lines
 
+# %% ../nbs/11_compress.ipynb #f9804b2f
 def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, order: str | None, out, manifest: dict,
            source=None, dtype="source", progress=False) -> Path:
     """Write `net`, the model `fold` cut to `ranks` in `order`, as a standard checkpoint folder `out` (`save_pretrained`: config,
@@ -646,4 +650,3 @@ def export(net, tokenizer, cal: Calibration | None, ranks: np.ndarray | None, or
                             f"{len(carried['copied'])} files and folders of the source, manifest)")
         bar.update()
     return out
-

@@ -45,59 +45,74 @@ class RankEstimate:
 
     def summary(self) -> str:
         "A short human report: r̂ and its stability, the noise level, the edge, any warning."
-        lines = [f"kind: {self.kind}; samples: " + ", ".join(f"{k}={v}" for k, v in self.shape.items())]
-        dec = self.decision
-        if self.rank is None: lines.append(f"r̂: not enough data — {self.reason}")
-        else: lines.append(f"r̂ = {self.rank}" + (f"; bootstrap: {self.agreement:.0%} of {self.bootstrap.size} resamples agree "
-                                                     f"(range {self.bootstrap.min()}–{self.bootstrap.max()})" if self.bootstrap.size else ""))
-        if dec is not None:
-            if math.isfinite(dec.noise_std): lines.append(f"noise σ = {dec.noise_std:.4g} ({dec.noise_source})")
-            else: lines.append(f"noise σ: {dec.noise_source}")
-            k = dec.rank
-            around = f"between {dec.spectrum[k - 1]:.4g} and {dec.spectrum[k]:.4g}" if 0 < k < dec.spectrum.size else \
-                     (f"above the largest value {dec.spectrum[0]:.4g}" if k == 0 else "below every value")
-            lines.append(f"edge {dec.edge:.4g} {around} — {dec.method}")
-        if "detection_limit" in self.extra:
-            lines.append(f"detection limit: directions with s_j(A*)·‖V*‖_F/√d below {self.extra['detection_limit']:.4g} are invisible (BBP)")
-        lines += [f"{k.replace('_', ' ')}: {v:.4g}" for k, v in self.extra.items() if k != "detection_limit"]
-        lines += [f"warning: {w}" for w in self.warnings]
-        return "\n".join(lines)
+        return _summary(self)
 
     def to_dict(self) -> dict:
         "A JSON-ready record (no NaN: missing numbers are null)."
-        num = lambda x: None if x is None or not math.isfinite(x) else float(x)
-        dec = self.decision
-        return dict(kind=self.kind, status=self.status, rank=self.rank, reason=self.reason, shape=self.shape,
-                    point_rank=None if dec is None else dec.rank, noise_std=None if dec is None else num(dec.noise_std),
-                    noise_source=None if dec is None else dec.noise_source, method=None if dec is None else dec.method,
-                    edge=None if dec is None else num(dec.edge), spectrum=None if dec is None else [float(s) for s in dec.spectrum],
-                    scales=None if dec is None else {k: float(v) for k, v in dec.scales.items()},
-                    bootstrap=[int(b) for b in self.bootstrap], agreement=num(self.agreement), warnings=list(self.warnings),
-                    extra={k: num(v) for k, v in self.extra.items()})
+        return _record(self)
 
     def plot(self) -> Figure:
         "Left: the spectrum that was cut and its edge; right: r̂ over the bootstrap resamples (-1: not determined)."
-        from matplotlib.figure import Figure                           # only when a figure is drawn
-        from matplotlib.ticker import MaxNLocator
-        fig = Figure(figsize=(9, 3.2)); a, b = fig.subplots(1, 2)
-        for axis in (a.xaxis, b.xaxis, b.yaxis): axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # index, rank and count: integers
-        dec = self.decision
-        if dec is not None:
-            s = np.asarray(dec.spectrum)
-            i = np.arange(1, s.size + 1)
-            a.semilogy(i, np.maximum(s, s.max() * 1e-17 if s.max() > 0 else 1e-300), "o-", ms=4, label="spectrum")
-            a.axhline(dec.edge, color="C3", ls="--", lw=1, label=f"edge ({dec.noise_source.split(':')[0].split(' (')[0]} σ)")
-            a.axvline(dec.rank + 0.5, color="grey", lw=0.8, label=f"r̂ = {dec.rank}")
-            a.set(xlabel="index i", ylabel="value (rescaled units)", title=f"{self.kind}: spectrum and noise edge")
-            a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)   # below the axes: over no point
-        else: a.text(0.5, 0.5, "not enough data:\nno spectrum", ha="center", va="center", transform=a.transAxes); a.set_axis_off()
-        if self.bootstrap.size:
-            lo, hi = int(self.bootstrap.min()), int(self.bootstrap.max())
-            b.hist(self.bootstrap, bins=np.arange(lo - 0.5, hi + 1.5), rwidth=0.8)
-            b.set(xlabel="r̂ on a resample (-1: not determined)", ylabel="resamples", title=f"bootstrap: {self.agreement:.0%} agree")
-        else: b.text(0.5, 0.5, "no resamples", ha="center", va="center", transform=b.transAxes); b.set_axis_off()
-        fig.tight_layout()
-        return fig
+        return _figure(self)
+
+# %% ../nbs/10_your_data.ipynb #74977eff
+def _summary(e: RankEstimate) -> str:
+    "The short report of `RankEstimate.summary`: r̂ and its stability, the noise level, the edge, the detection limit, any warning."
+    lines = [f"kind: {e.kind}; samples: " + ", ".join(f"{k}={v}" for k, v in e.shape.items())]
+    dec = e.decision
+    if e.rank is None: lines.append(f"r̂: not enough data — {e.reason}")
+    else: lines.append(f"r̂ = {e.rank}" + (f"; bootstrap: {e.agreement:.0%} of {e.bootstrap.size} resamples agree "
+                                                 f"(range {e.bootstrap.min()}–{e.bootstrap.max()})" if e.bootstrap.size else ""))
+    if dec is not None:
+        if math.isfinite(dec.noise_std): lines.append(f"noise σ = {dec.noise_std:.4g} ({dec.noise_source})")
+        else: lines.append(f"noise σ: {dec.noise_source}")
+        k = dec.rank
+        around = f"between {dec.spectrum[k - 1]:.4g} and {dec.spectrum[k]:.4g}" if 0 < k < dec.spectrum.size else \
+                 (f"above the largest value {dec.spectrum[0]:.4g}" if k == 0 else "below every value")
+        lines.append(f"edge {dec.edge:.4g} {around} — {dec.method}")
+    if "detection_limit" in e.extra:
+        lines.append(f"detection limit: directions with s_j(A*)·‖V*‖_F/√d below {e.extra['detection_limit']:.4g} are invisible (BBP)")
+    lines += [f"{k.replace('_', ' ')}: {v:.4g}" for k, v in e.extra.items() if k != "detection_limit"]
+    lines += [f"warning: {w}" for w in e.warnings]
+    return "\n".join(lines)
+
+# %% ../nbs/10_your_data.ipynb #033617d4
+def _record(e: RankEstimate) -> dict:
+    "The JSON-ready record of `RankEstimate.to_dict` (no NaN: missing numbers are null)."
+    num = lambda x: None if x is None or not math.isfinite(x) else float(x)
+    dec = e.decision
+    return dict(kind=e.kind, status=e.status, rank=e.rank, reason=e.reason, shape=e.shape,
+                point_rank=None if dec is None else dec.rank, noise_std=None if dec is None else num(dec.noise_std),
+                noise_source=None if dec is None else dec.noise_source, method=None if dec is None else dec.method,
+                edge=None if dec is None else num(dec.edge), spectrum=None if dec is None else [float(s) for s in dec.spectrum],
+                scales=None if dec is None else {k: float(v) for k, v in dec.scales.items()},
+                bootstrap=[int(b) for b in e.bootstrap], agreement=num(e.agreement), warnings=list(e.warnings),
+                extra={k: num(v) for k, v in e.extra.items()})
+
+# %% ../nbs/10_your_data.ipynb #88f8c511
+def _figure(e: RankEstimate) -> Figure:
+    "The figure of `RankEstimate.plot`: the spectrum that was cut and its edge; r̂ over the bootstrap resamples."
+    from matplotlib.figure import Figure                           # only when a figure is drawn
+    from matplotlib.ticker import MaxNLocator
+    fig = Figure(figsize=(9, 3.2)); a, b = fig.subplots(1, 2)
+    for axis in (a.xaxis, b.xaxis, b.yaxis): axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # index, rank and count: integers
+    dec = e.decision
+    if dec is not None:
+        s = np.asarray(dec.spectrum)
+        i = np.arange(1, s.size + 1)
+        a.semilogy(i, np.maximum(s, s.max() * 1e-17 if s.max() > 0 else 1e-300), "o-", ms=4, label="spectrum")
+        a.axhline(dec.edge, color="C3", ls="--", lw=1, label=f"edge ({dec.noise_source.split(':')[0].split(' (')[0]} σ)")
+        a.axvline(dec.rank + 0.5, color="grey", lw=0.8, label=f"r̂ = {dec.rank}")
+        a.set(xlabel="index i", ylabel="value (rescaled units)", title=f"{e.kind}: spectrum and noise edge")
+        a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)   # below the axes: over no point
+    else: a.text(0.5, 0.5, "not enough data:\nno spectrum", ha="center", va="center", transform=a.transAxes); a.set_axis_off()
+    if e.bootstrap.size:
+        lo, hi = int(e.bootstrap.min()), int(e.bootstrap.max())
+        b.hist(e.bootstrap, bins=np.arange(lo - 0.5, hi + 1.5), rwidth=0.8)
+        b.set(xlabel="r̂ on a resample (-1: not determined)", ylabel="resamples", title=f"bootstrap: {e.agreement:.0%} agree")
+    else: b.text(0.5, 0.5, "no resamples", ha="center", va="center", transform=b.transAxes); b.set_axis_off()
+    fig.tight_layout()
+    return fig
 
 # %% ../nbs/10_your_data.ipynb #98707eac
 from .spectral import InsufficientDataError, as_float64_array, checked_number, checked_noise_std
@@ -184,6 +199,7 @@ def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     checked_number(fraction, "fraction", low=0, high=1, open_low=True)
     checked_number(min_agreement, "min_agreement", low=0, high=1)
 
+# %% ../nbs/10_your_data.ipynb #62209597
 def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: float | None = None, bootstrap: int = 200,
              seed: int = 0, fraction: float = 0.8, min_agreement: float = 0.5) -> RankEstimate:
     "Data-only estimate of r* from samples `X` (n, T, d) and `Y` (n, T, d_v) (`Y` alone for token mixing), `V` (d, d_v) or None, with its stability over `bootstrap` resamples of a `fraction` of the samples, and warnings."
@@ -254,6 +270,7 @@ def _read_arrays(path: Path) -> dict:
     except Exception as e: raise InputError(f"{path}: cannot read: {type(e).__name__}: {e}") from None
     raise InputError(f"{path}: unknown file type {ext!r}; use .npz, .npy, .pt or .safetensors")
 
+# %% ../nbs/10_your_data.ipynb #2e766fc3
 def load_samples(data, v=None) -> dict:
     "Samples from files -> dict X, Y, V (X and V may be None): `data` one path (.npz/.pt/.safetensors with arrays X, Y, optional V; or a .npy of Y) or two .npy paths (X, Y); `v` an optional file holding V."
     paths = [Path(p) for p in ([data] if isinstance(data, (str, Path)) else data)]

@@ -182,30 +182,39 @@ class KeyBits:
     def code_runs(self, l: int, keys: torch.Tensor, start: int, rotary=None) -> list:
         """Runs of `group` tokens: keys (B, G, R * group, d_h) of layer l at positions start.. as the layer computed them -> per group
         {packed (B, R, bytes), lo and step (B, R, 1, coded), half (B, R, group, half-precision coordinates)}."""
-        if self.pre: keys = _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2]), inverse=True)
-        out = []
-        for g in range(keys.shape[1]):
-            b = torch.as_tensor(self.bits[l][g], device=keys.device)
-            c = keys[:, g].double() if self.encode is None else keys[:, g].double() @ self.encode[l][g].to(keys.device).double()
-            c = c.unflatten(-2, (-1, self.group))
-            q = (b > 0) & (b <= MAX_BITS)
-            codes, lo, step = quantise_runs(c[..., q], b[q])
-            out.append(dict(packed=pack_codes(codes, b[q].tolist()), lo=lo, step=step, half=c[..., b == 16].half()))
-        return out
+        return _coded_runs(self, l, keys, start, rotary)
 
     def decode_runs(self, l: int, runs: list, start: int, like: torch.Tensor, rotary=None) -> torch.Tensor:
         "The keys (B, G, R * group, d_h) that `code_runs`' runs (per group, R runs) at positions start.. stand for, in the dtype and device of `like`."
-        keys = []
-        for g, run in enumerate(runs):
-            b = torch.as_tensor(self.bits[l][g], device=like.device)
-            q = (b > 0) & (b <= MAX_BITS)
-            c = torch.zeros(*run["packed"].shape[:-1], self.group, b.shape[0], dtype=torch.float64, device=like.device)
-            c[..., q] = dequantise_runs(unpack_codes(run["packed"], b[q].tolist(), self.group), run["lo"], run["step"], torch.float64)
-            c[..., b == 16] = run["half"].double()
-            c = c.flatten(-3, -2)
-            keys.append(c if self.decode is None else c @ self.decode[l][g].to(like.device).double())
-        keys = torch.stack(keys, 1).to(like.dtype)
-        return _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2])) if self.pre else keys
+        return _decoded_runs(self, l, runs, start, like, rotary)
+
+# %% ../nbs/11d_key_cache_runtime.ipynb #401086f1
+def _coded_runs(spec: KeyBits, l: int, keys: torch.Tensor, start: int, rotary=None) -> list:
+    "`KeyBits.code_runs` of `spec`: runs of keys (B, G, R * group, d_h) -> per group packed codes, minima, steps and half-precision coordinates."
+    if spec.pre: keys = _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2]), inverse=True)
+    out = []
+    for g in range(keys.shape[1]):
+        b = torch.as_tensor(spec.bits[l][g], device=keys.device)
+        c = keys[:, g].double() if spec.encode is None else keys[:, g].double() @ spec.encode[l][g].to(keys.device).double()
+        c = c.unflatten(-2, (-1, spec.group))
+        q = (b > 0) & (b <= MAX_BITS)
+        codes, lo, step = quantise_runs(c[..., q], b[q])
+        out.append(dict(packed=pack_codes(codes, b[q].tolist()), lo=lo, step=step, half=c[..., b == 16].half()))
+    return out
+
+def _decoded_runs(spec: KeyBits, l: int, runs: list, start: int, like: torch.Tensor, rotary=None) -> torch.Tensor:
+    "`KeyBits.decode_runs` of `spec`: the keys (B, G, R * group, d_h) that coded runs stand for, in the dtype and device of `like`."
+    keys = []
+    for g, run in enumerate(runs):
+        b = torch.as_tensor(spec.bits[l][g], device=like.device)
+        q = (b > 0) & (b <= MAX_BITS)
+        c = torch.zeros(*run["packed"].shape[:-1], spec.group, b.shape[0], dtype=torch.float64, device=like.device)
+        c[..., q] = dequantise_runs(unpack_codes(run["packed"], b[q].tolist(), spec.group), run["lo"], run["step"], torch.float64)
+        c[..., b == 16] = run["half"].double()
+        c = c.flatten(-3, -2)
+        keys.append(c if spec.decode is None else c @ spec.decode[l][g].to(like.device).double())
+    keys = torch.stack(keys, 1).to(like.dtype)
+    return _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2])) if spec.pre else keys
 
 # %% ../nbs/11d_key_cache_runtime.ipynb #53f99abc
 class BitsKeyLayer(DynamicLayer):
@@ -213,15 +222,6 @@ class BitsKeyLayer(DynamicLayer):
     def __init__(self, spec: KeyBits, layer: int, rotary):
         super().__init__()
         self.spec, self.l, self.rotary, self.length, self.runs, self.n_runs, self.head, self.tail = spec, layer, rotary, 0, None, 0, None, None
-
-    def _flush(self, keep: int):
-        "Code every whole run of the tail that is older than the window, counting `keep` tokens at the tail's end as not yet there."
-        s = self.spec
-        n = max(0, (self.tail.shape[-2] - keep - s.window) // s.group)
-        if n == 0: return
-        new = s.code_runs(self.l, self.tail[..., :n * s.group, :], s.sink + self.n_runs * s.group, self.rotary)
-        self.runs = new if self.runs is None else [{k: torch.cat([a[k], b[k]], 1) for k in a} for a, b in zip(self.runs, new)]
-        self.tail, self.n_runs = self.tail[..., n * s.group:, :], self.n_runs + n
 
     def update(self, key_states, value_states, *args, **kwargs):
         """Store new keys (B, G, n, d_h) and values; return every key as attention reads it (coded runs decoded, each time: the runs stay
@@ -231,10 +231,10 @@ class BitsKeyLayer(DynamicLayer):
         self.values, self.length = torch.cat([self.values, value_states], dim=-2), self.length + n
         if self.head is None: self.head, key_states = key_states[..., :s.sink, :], key_states[..., s.sink:, :]
         self.tail = key_states if self.tail is None else torch.cat([self.tail, key_states], -2)
-        self._flush(keep=max(0, key_states.shape[-2] - 1))                     # what the first new query reads quantised
+        _flush_runs(self, keep=max(0, key_states.shape[-2] - 1))                     # what the first new query reads quantised
         coded = [] if self.runs is None else [s.decode_runs(self.l, self.runs, s.sink, self.tail, self.rotary)]
         keys = torch.cat([self.head, *coded, self.tail], -2)
-        self._flush(keep=0)
+        _flush_runs(self, keep=0)
         return keys, self.values
 
     def get_seq_length(self) -> int:
@@ -255,6 +255,16 @@ class BitsKeyLayer(DynamicLayer):
         return sum(t.numel() * t.element_size() for t in tensors if t is not None)
 
     def crop(self, tokens_to_remove: int): raise NotImplementedError("a key cache in bits cannot be cropped")
+
+# %% ../nbs/11d_key_cache_runtime.ipynb #f6f6ad2e
+def _flush_runs(layer: BitsKeyLayer, keep: int):
+    "Code every whole run of the tail that is older than the window, counting `keep` tokens at the tail's end as not yet there."
+    s = layer.spec
+    n = max(0, (layer.tail.shape[-2] - keep - s.window) // s.group)
+    if n == 0: return
+    new = s.code_runs(layer.l, layer.tail[..., :n * s.group, :], s.sink + layer.n_runs * s.group, layer.rotary)
+    layer.runs = new if layer.runs is None else [{k: torch.cat([a[k], b[k]], 1) for k in a} for a, b in zip(layer.runs, new)]
+    layer.tail, layer.n_runs = layer.tail[..., n * s.group:, :], layer.n_runs + n
 
 # %% ../nbs/11d_key_cache_runtime.ipynb #1b12133c
 class BitsKeyCache(DynamicCache):
@@ -281,24 +291,43 @@ class _Float32Maps(nn.Module):
             if b is not None and b.is_floating_point() and b.dtype != torch.float32: self._buffers[k] = kept[k].to(device=b.device, dtype=torch.float32)
         return self
 
+def _key_cache_buffers(config, dh: int) -> nn.Module:
+    """The key maps' buffers of a `_WithLowRankKeys` model with configuration `config`, zeros until loaded: keys in bits, `encode_l_g` and
+    `decode_l_g` (d_h, d_h) per layer and group where there is a basis, kept float32 (`_Float32Maps`); low-rank keys, `key_l_g` (d_h, r) and
+    `query_l_g` (d_h, r) (post) or `back_l_g` (r, d_h) (latent)."""
+    if config.key_cache_route == "bits":
+        maps = _Float32Maps()
+        for l, row in enumerate(config.key_cache_bits if config.key_cache_basis else []):
+            for g in range(len(row)):
+                maps.register_buffer(f"encode_{l}_{g}", torch.zeros(dh, dh)); maps.register_buffer(f"decode_{l}_{g}", torch.zeros(dh, dh))
+        return maps
+    maps = nn.Module()
+    for l, row in enumerate(config.key_cache_ranks):
+        for g, r in enumerate(row):
+            maps.register_buffer(f"key_{l}_{g}", torch.zeros(dh, r))
+            if config.key_cache_route == "post": maps.register_buffer(f"query_{l}_{g}", torch.zeros(dh, r))
+            else: maps.register_buffer(f"back_{l}_{g}", torch.zeros(r, dh))
+    return maps
+
+def _buffered_maps(b: nn.Module, c) -> KeyMaps | KeyBits:
+    "The `KeyBits` (keys in bits) or `KeyMaps` (low-rank keys) that the buffers `b` (`_key_cache_buffers`) of a model with configuration `c` hold."
+    if c.key_cache_route == "bits":
+        get = lambda kind: [[getattr(b, f"{kind}_{l}_{g}") for g in range(len(row))] for l, row in enumerate(c.key_cache_bits)] if c.key_cache_basis else None
+        return KeyBits(c.key_cache_bits, get("encode"), get("decode"), c.key_cache_pre, c.key_cache_group, c.key_cache_window, c.key_cache_sink)
+    get = lambda kind: [[getattr(b, f"{kind}_{l}_{g}") for g in range(len(row))] for l, row in enumerate(c.key_cache_ranks)]
+    post = c.key_cache_route == "post"
+    return KeyMaps(c.key_cache_route, c.key_cache_ranks, get("key"), get("query") if post else None, None if post else get("back"))
+
+# %% ../nbs/11d_key_cache_runtime.ipynb #eb5ceda5
 class _WithLowRankKeys:
     """A Llama-family causal LM whose keys are cached low-rank or in bits: `config.key_cache_route`, and `config.key_cache_ranks` (post,
     latent) or `config.key_cache_bits` with the `KeyBits` settings (`key_cache_basis`, `_pre`, `_group`, `_window`, `_sink`); the maps as buffers."""
     def __init__(self, config):
         super().__init__(config)
         dh = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        self.key_cache_maps, self._maps, self._maps_of = _Float32Maps() if config.key_cache_route == "bits" else nn.Module(), None, None
+        self.key_cache_maps, self._maps, self._maps_of = _key_cache_buffers(config, dh), None, None
         if config.key_cache_route == "bits":
             self._keep_in_fp32_modules_strict = set(self._keep_in_fp32_modules_strict or ()) | {"key_cache_maps"}     # loaded in float32 too
-            for l, row in enumerate(config.key_cache_bits if config.key_cache_basis else []):
-                for g in range(len(row)):
-                    self.key_cache_maps.register_buffer(f"encode_{l}_{g}", torch.zeros(dh, dh)); self.key_cache_maps.register_buffer(f"decode_{l}_{g}", torch.zeros(dh, dh))
-            return
-        for l, row in enumerate(config.key_cache_ranks):
-            for g, r in enumerate(row):
-                self.key_cache_maps.register_buffer(f"key_{l}_{g}", torch.zeros(dh, r))
-                if config.key_cache_route == "post": self.key_cache_maps.register_buffer(f"query_{l}_{g}", torch.zeros(dh, r))
-                else: self.key_cache_maps.register_buffer(f"back_{l}_{g}", torch.zeros(r, dh))
 
     @property
     def keeps_source_precision(self) -> bool:
@@ -311,14 +340,11 @@ class _WithLowRankKeys:
         if c.key_cache_route == "bits":
             first = getattr(b, "encode_0_0", None)
             if self._maps is None or self._maps_of is not first:
-                get = lambda kind: [[getattr(b, f"{kind}_{l}_{g}") for g in range(len(row))] for l, row in enumerate(c.key_cache_bits)] if c.key_cache_basis else None
-                self._maps = KeyBits(c.key_cache_bits, get("encode"), get("decode"), c.key_cache_pre, c.key_cache_group, c.key_cache_window, c.key_cache_sink)
+                self._maps = _buffered_maps(b, c)
                 self._new_cache, self._maps_of = (lambda: BitsKeyCache(self, self._maps)), first
             return self._maps
         if self._maps_of is not b.key_0_0:
-            get = lambda kind: [[getattr(b, f"{kind}_{l}_{g}") for g in range(len(row))] for l, row in enumerate(self.config.key_cache_ranks)]
-            post = self.config.key_cache_route == "post"
-            self._maps = KeyMaps(self.config.key_cache_route, self.config.key_cache_ranks, get("key"), get("query") if post else None, None if post else get("back"))
+            self._maps = _buffered_maps(b, c)
             self._new_cache, self._maps_of = use_key_cache(self, self._maps), b.key_0_0
         return self._maps
 

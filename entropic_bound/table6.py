@@ -177,6 +177,7 @@ def _dodge(budgets, n: int) -> np.ndarray:
     width = 0.6 * np.diff(b).min() if len(b) > 1 else 0.16
     return (np.arange(n) - (n - 1) / 2) * width / max(n, 1)
 
+# %% ../nbs/36_table6.ipynb #224c99d1
 def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
     """Fidelity loss against budget: a row of panels per evaluation text, a panel per metric, a series per allocation and order, each
     in its own colour and marker (`_series`), side by side around each budget (`_dodge`), with the split-to-split range."""
@@ -199,7 +200,6 @@ def _fidelity_figure(s: Table6Settings, rows: list, units: dict):
     axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))      # beside the panels, over no data
     fig.tight_layout(); plt.close(fig)
     return fig
-
 
 # %% ../nbs/36_table6.ipynb #d36e1005
 def _margin_figure(s: Table6Settings, units: dict):
