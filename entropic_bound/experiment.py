@@ -391,12 +391,15 @@ class InProcess:
 def _pool_init(threads: int):
     """Set up a `ProcessPool` worker: small solves on one thread, the engine's steps on `threads`; Ctrl-C is the parent's to handle, and the
     parent's stop (SIGTERM, `Pool.terminate`) ends the worker as an exit does, so that what it holds is released (the semaphore of a progress
-    bar's lock, say: killed outright, it is reported as leaked)."""
+    bar's lock, say: killed outright, it is reported as leaked). One exit per worker: from the first stop on, and from the start of the
+    worker's own exit, SIGTERM is ignored, so a second stop, or one during the exit hooks, raises nowhere."""
     import atexit, signal
-    exiting = []
-    atexit.register(exiting.append, True)      # runs before the exit hooks registered earlier (torch's): a stop during them must not raise there
+    def stop(*_):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(128 + signal.SIGTERM)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: None if exiting else sys.exit(128 + signal.SIGTERM))
+    signal.signal(signal.SIGTERM, stop)
+    atexit.register(signal.signal, signal.SIGTERM, signal.SIG_IGN)    # registered last, so it runs before the earlier exit hooks (torch's)
     set_worker_threads(threads)
 
 def _measure_job(job: Job) -> tuple: return job.measure()

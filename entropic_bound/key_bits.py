@@ -20,7 +20,7 @@ __all__ = ['GROUP', 'WINDOW', 'SINK', 'CONTEXT', 'ATTENTION', 'ROWS', 'EVAL_SEQU
            'DEFAULT_BITS', 'quantise', 'quantised_pairs', 'coded_keys_attention', 'use_codec', 'KeyStatistics',
            'key_statistics', 'allocate_bits', 'budget_bits', 'codecs_at', 'key_bits_model', 'reference_side',
            'quantized_cache_sums', 'table_plan', 'keys_in_bits', 'quantized_cache_rows', 'bits_claims',
-           'cache_bytes_after', 'bits_supported', 'run_key_bits']
+           'cache_bytes_after', 'bits_supported', 'as_stored', 'run_key_bits']
 
 # %% ../nbs/11e_key_bits.ipynb #486cd730
 GROUP, WINDOW, SINK = KeyBits.group, KeyBits.window, KeyBits.sink   # the runtime's: KIVI's run of tokens per minimum and step (32), recent tokens kept (32), first tokens kept (1)
@@ -316,14 +316,26 @@ def bits_supported(adapter: HeadAdapter) -> str | None:
     return None
 
 # %% ../nbs/11e_key_bits.ipynb #e34ae5bf
+def as_stored(adapter: HeadAdapter, dtype) -> HeadAdapter:
+    """An adapter over a copy of `adapter`'s model whose weights are as a `dtype` checkpoint stores them (each rounded to `dtype`, held in
+    the model's own precision): what an export in its source's precision holds, as a CPU loads it in float32. The original is untouched
+    (`loaded_adapter` hands one object to every caller)."""
+    import copy
+    from entropic_bound.checkpoints import adapter_from_model
+    net = copy.deepcopy(adapter.model)
+    with torch.no_grad():
+        for w in net.parameters(): w.copy_(w.to(dtype))
+    return adapter_from_model(net, adapter.tokenizer, adapter.name)
+
 def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: str = "cpu", progress: bool = True, log=print,
                  export_model: bool = True) -> dict:
     """`entropic-bound compress --route bits`: calibrate on the fit half of `text` (default: the shipped text; split 0), measure native coding
     and KIVI-style keys at the bytes of `bits`-bit keys on the other-source text, and (`export_model`) export the model with its keys in bits
-    to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest."""
+    to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest. Everything is
+    measured on the weights as the export stores them (`as_stored`: the source's 16-bit precision where it has one, `compress.source_dtype`)."""
     from pathlib import Path
     from entropic_bound.checkpoints import loaded_adapter, read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
-    from entropic_bound.compress import split_lines, next_token_logprobs, export
+    from entropic_bound.compress import split_lines, next_token_logprobs, export, source_dtype, source_folder
     import json
     from entropic_bound.outputs import atomic_write
     if int(bits) not in range(1, MAX_BITS + 1): raise InputError("bits", f"an integer in 1..{MAX_BITS}; got {bits}")
@@ -332,6 +344,8 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     lines = read_text(default_text_path() if text is None else text)
     adapter = loaded_adapter(model, device, causal_lm=True)
     if (why := bits_supported(adapter)) is not None: raise InputError("route", why)
+    stored = source_dtype(source_folder(adapter.model))                  # the precision the export writes, where below float32
+    if stored is not None: adapter = as_stored(adapter, stored)
     seq = min(SEQ_LEN, seq_len_limit(adapter))                          # a model of fewer positions packs shorter sequences
     fit, held = encode_text(adapter, split_lines(lines, 0)[0], seq), encode_text(adapter, python_docs_text(max_lines=400), seq).head(EVAL_SEQUENCES)
     if progress: log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: statistics of {int(fit.mask.sum())} fit tokens ...")
@@ -350,7 +364,8 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
                     key_bytes_per_token=spec.key_bytes_per_token(CONTEXT), key_bytes_per_token_16bit=_half_bytes(adapter), context=CONTEXT,
                     rule="native basis before the rotary embedding, bits water-filled on the native error curve",
                     coded_before_rotary=bool(spec.pre), group=spec.group, window=spec.window, sink=spec.sink,
-                    fidelity=fid["native"], kivi_same_bytes=fid["kivi"], graded_on="python_docs_text (other source)")
+                    fidelity=fid["native"], kivi_same_bytes=fid["kivi"], graded_on="python_docs_text (other source)",
+                    measured_on=f"the weights as the export stores them ({str(stored or adapter.model.dtype).removeprefix('torch.')}), computed in {str(adapter.model.dtype).removeprefix('torch.')}")
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "key_bits.json", json.dumps(manifest, indent=1) + "\n")                 # what was measured, with or without an export
     if export_model: export(key_bits_model(adapter.model, spec), adapter.tokenizer, None, None, None, out / "model", manifest, progress=progress)

@@ -133,3 +133,22 @@ def test_an_unreadable_kept_unit_is_measured_again(tmp_path):
     run_experiments(["table4"], out, "smoke", (0, 1), backend=_PerSeedHere(), progress=False)
     assert (out / "table4.csv").read_bytes() == (tmp_path / "whole" / "table4.csv").read_bytes()
     assert not (out / ".units").exists()                                   # every unit file, and that temporary file, gone with the record
+
+
+WORKER = """
+import atexit, os, signal, sys, time
+when = sys.argv[1]
+if when == "exit": atexit.register(lambda: (os.kill(os.getpid(), signal.SIGTERM), time.sleep(0.2)))   # a stop during an earlier exit hook
+from entropic_bound.experiment import _pool_init
+_pool_init(1)
+if when == "work":
+    try: os.kill(os.getpid(), signal.SIGTERM); time.sleep(5)
+    finally: os.kill(os.getpid(), signal.SIGTERM); time.sleep(0.2)                     # a second stop while the first unwinds
+"""
+
+
+@pytest.mark.parametrize("when, status", [("work", 128 + signal.SIGTERM), ("exit", 0)])
+def test_a_pool_worker_stops_once_and_quietly(when, status):
+    "The parent's stop ends a worker as an exit does, once (exit 143, no traceback); a stop during the worker's own exit hooks is ignored."
+    r = subprocess.run([sys.executable, "-c", WORKER, when], capture_output=True, text=True, timeout=120)
+    assert r.returncode == status and "Traceback" not in r.stderr, r.stderr[-2000:]

@@ -41,3 +41,35 @@ def test_bits_export_keeps_the_sources_precision_and_an_exact_float32_basis(tmp_
         assert theirs[name].dtype == torch.float32 and torch.equal(theirs[name], m), name               # the basis is not rounded
     with torch.no_grad():                                                                                # it generates through its cache
         assert again.generate(toks.ids[:1, :8], max_new_tokens=4, do_sample=False).shape == (1, 12)
+
+
+def test_as_stored_rounds_a_copy_to_the_exports_precision(tmp_path):
+    "The bits route measures the weights the export stores: every weight rounded to the source's precision, on a copy."
+    from entropic_bound.key_bits import as_stored
+    llama = _source(tmp_path / "source", torch.float32)
+    with torch.no_grad():
+        for w in llama.model.parameters(): w.add_(1e-5 * torch.randn_like(w))           # weights that a 16-bit checkpoint cannot hold exactly
+    before = {n: w.clone() for n, w in llama.model.named_parameters()}
+    stored = as_stored(llama, torch.float16)
+    moved = 0
+    for n, w in stored.model.named_parameters():
+        assert w.dtype == torch.float32 and torch.equal(w, before[n].half().float()), n
+        moved += int(not torch.equal(w, before[n]))
+    assert moved > 0                                                                    # the rounding changed weights ...
+    for n, w in llama.model.named_parameters(): assert torch.equal(w, before[n]), n     # ... of the copy only
+    assert stored.n_layers == llama.n_layers and stored.family == llama.family
+
+
+def test_bits_route_measures_a_16_bit_source_as_its_export_stores_it(tmp_path):
+    "A float16 source: the manifest's fidelity is measured on the float16 weights the folder holds (and says so)."
+    from entropic_bound.checkpoints import load_adapter
+    from entropic_bound.key_bits import run_key_bits
+    torch.manual_seed(0)
+    tok = load_adapter("smollm2").tokenizer
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   vocab_size=len(tok), initializer_range=0.05, max_position_embeddings=256)
+    transformers.LlamaForCausalLM(cfg).to(torch.float16).save_pretrained(tmp_path / "src"); tok.save_pretrained(tmp_path / "src")
+    manifest = run_key_bits(tmp_path / "out", model=str(tmp_path / "src"), bits=2, progress=False, log=lambda *a: None)
+    assert manifest["measured_on"].startswith("the weights as the export stores them (float16), computed in ")
+    shipped = json.loads((tmp_path / "out" / "model" / "manifest.json").read_text())
+    assert shipped["weights_dtype"] == "float16" and shipped["fidelity"] == manifest["fidelity"] and manifest["fidelity"]["tokens"] > 0
