@@ -5,13 +5,14 @@
 # %% ../nbs/11e_key_bits.ipynb #addba8eb
 from __future__ import annotations
 from dataclasses import dataclass
+import functools
 
 import numpy as np
 import torch
 
 from .heads import head_states, whitened_order
 from .checkpoints import HeadAdapter, attention_inputs
-from .policy import cpu_threads
+from .policy import cpu_threads, progress_bar
 from .spectral import InputError
 from .modeling_lowrank_keys import KeyBits, BitsKeyCache, quantise_runs, dequantise_runs, MAX_BITS
 
@@ -111,16 +112,17 @@ def _layer_statistics(st, lay, pre: bool, unit: float, first: list, mask, group:
             "dp": [_distortion(k[:, h] @ p, mask, group) for h, p in zip(first, P)],
             "wp": [(p.T @ S @ p).diagonal().numpy() for S, p in zip(Sq, P)]}
 
-def key_statistics(adapter: HeadAdapter, batch, pre: bool | tuple = False, group: int = GROUP) -> KeyStatistics | tuple:
+def key_statistics(adapter: HeadAdapter, batch, pre: bool | tuple = False, group: int = GROUP, progress: bool | None = False) -> KeyStatistics | tuple:
     """`KeyStatistics` of a rotary decoder on the packed fit sequences `batch`, after the rotary embedding or before it (`pre`); with a
-    tuple of flags, e.g. `pre=(True, False)`, a tuple of them, one per flag, from one pass over the model."""
+    tuple of flags, e.g. `pre=(True, False)`, a tuple of them, one per flag, from one pass over the model. `progress`: a step per layer
+    (`policy.progress_bar`'s `show`)."""
     if adapter.kind != "decoder" or not adapter.layer(0, 1).rotary: raise InputError("model", "keys in bits are for rotary decoders")
     flags = tuple(bool(f) for f in pre) if isinstance(pre, (tuple, list)) else (bool(pre),)
     X, T = attention_inputs(adapter, batch), batch.ids.shape[1]
     unit = float(batch.mask.sum() * adapter.n_heads / adapter.n_kv_heads) ** 0.5            # native coordinates' energy is 1 over the fit tokens and heads
     outs = [{k: [] for k in ("R", "Ls", "s", "dn", "dc", "wc", "P", "dp", "wp")} for _ in flags]
     with cpu_threads("cpu", 1):
-        for l in range(adapter.n_layers):
+        for l in progress_bar(range(adapter.n_layers), desc="key statistics", unit="layer", show=progress):
             lay = adapter.layer(l, T)
             st = head_states(lay, X[l], batch.mask, dtype=torch.float64)                    # one pass: both sides of the rotation read these
             first = [int((lay.group == g).nonzero()[0]) for g in range(adapter.n_kv_heads)]       # the order is the group's: one head of each
@@ -167,22 +169,26 @@ def _native(stats: KeyStatistics, bits: np.ndarray, name: str) -> KeyBits:
     dec = [[Ls.T.float() for Ls in row] for row in stats.Ls]
     return KeyBits(bits, enc, dec, stats.pre, name=name)
 
-def codecs_at(pre: KeyStatistics, post: KeyStatistics, bits: int, seed: int = 0) -> dict:
-    "Every row of `ROWS` at the bytes of KIVI-style `bits`-bit keys: name -> `KeyBits` (`pre`, `post`: `key_statistics` before and after the rotary embedding)."
+def codecs_at(pre: KeyStatistics, post: KeyStatistics, bits: int, seed: int = 0, names=None) -> dict:
+    """The rows `names` of `ROWS` (None: every row) at the bytes of KIVI-style `bits`-bit keys: name -> `KeyBits` (`pre`, `post`:
+    `key_statistics` before and after the rotary embedding); each row is built only when asked for, the same whatever else is."""
     L, G, dh = pre.s.shape
     B, rng = budget_bits(dh, bits), np.random.default_rng(seed)
     fill = lambda w, d: np.array([[allocate_bits(w[l, g], d[l, g], B) for g in range(G)] for l in range(L)])
-    native = fill(pre.s ** 2, pre.dist_native)
+    native = functools.cache(lambda: fill(pre.s ** 2, pre.dist_native))
     uniform = np.full((L, G, dh), int(bits))
     r = int(B // 16)
-    return {"kivi": KeyBits(uniform, name="kivi"),
-            "native": _native(pre, native, "native"),
-            "native_post": _native(post, fill(post.s ** 2, post.dist_native), "native_post"),
-            "native_uniform": _native(pre, uniform, "native_uniform"),
-            "channel_bits": KeyBits(fill(pre.weight_channel, pre.dist_channel), pre=True, name="channel_bits"),
-            "pca_bits": KeyBits(fill(pre.weight_pca, pre.dist_pca), [[p.float() for p in row] for row in pre.P], [[p.T.float() for p in row] for row in pre.P], True, name="pca_bits"),
-            "shuffled": _native(pre, np.array([[rng.permutation(native[l, g]) for g in range(G)] for l in range(L)]), "shuffled"),
-            "rank_cut": _native(post, np.broadcast_to(np.array([16] * r + [0] * (dh - r)), (L, G, dh)).copy(), "rank_cut")}
+    make = {"kivi": lambda: KeyBits(uniform, name="kivi"),
+            "native": lambda: _native(pre, native(), "native"),
+            "native_post": lambda: _native(post, fill(post.s ** 2, post.dist_native), "native_post"),
+            "native_uniform": lambda: _native(pre, uniform, "native_uniform"),
+            "channel_bits": lambda: KeyBits(fill(pre.weight_channel, pre.dist_channel), pre=True, name="channel_bits"),
+            "pca_bits": lambda: KeyBits(fill(pre.weight_pca, pre.dist_pca), [[p.float() for p in row] for row in pre.P], [[p.T.float() for p in row] for row in pre.P], True, name="pca_bits"),
+            "shuffled": lambda: _native(pre, np.array([[rng.permutation(native()[l, g]) for g in range(G)] for l in range(L)]), "shuffled"),
+            "rank_cut": lambda: _native(post, np.broadcast_to(np.array([16] * r + [0] * (dh - r)), (L, G, dh)).copy(), "rank_cut")}
+    unknown = set(names or ()) - set(make)
+    if unknown: raise InputError("names", f"rows of ROWS ({', '.join(make)}); got {', '.join(sorted(unknown))}")
+    return {n: make[n]() for n in make if names is None or n in names}
 
 # %% ../nbs/11e_key_bits.ipynb #152316cd
 def key_bits_model(model, spec: KeyBits):
@@ -349,8 +355,9 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     seq = min(SEQ_LEN, seq_len_limit(adapter))                          # a model of fewer positions packs shorter sequences
     fit, held = encode_text(adapter, split_lines(lines, 0)[0], seq), encode_text(adapter, python_docs_text(max_lines=400), seq).head(EVAL_SEQUENCES)
     if progress: log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: statistics of {int(fit.mask.sum())} fit tokens ...")
-    pre, post = key_statistics(adapter, fit, pre=(True, False))
-    rows = codecs_at(pre, post, int(bits))
+    pre, post = key_statistics(adapter, fit, pre=(True, False), progress=progress)
+    if progress: log(f"entropic-bound compress: bits water-filled on the native error curve; the original's side on {int(held.mask.sum())} tokens of the other-source text ...")
+    rows = codecs_at(pre, post, int(bits), names=("native", "kivi"))
     model_ = use_codec(adapter.model, None)
     ref, fid = reference_side(model_, held), {}
     try:

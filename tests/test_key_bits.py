@@ -73,3 +73,15 @@ def test_bits_route_measures_a_16_bit_source_as_its_export_stores_it(tmp_path):
     assert manifest["measured_on"].startswith("the weights as the export stores them (float16), computed in ")
     shipped = json.loads((tmp_path / "out" / "model" / "manifest.json").read_text())
     assert shipped["weights_dtype"] == "float16" and shipped["fidelity"] == manifest["fidelity"] and manifest["fidelity"]["tokens"] > 0
+
+
+def test_codecs_at_builds_the_rows_asked_for_as_the_full_table_does(tmp_path):
+    llama = _source(tmp_path / "source", torch.float32)
+    rng = np.random.default_rng(1)
+    toks = pack_token_ids([list(rng.integers(1, 60, size=int(rng.integers(20, 40)))) for _ in range(12)], seq_len=64, limit=16)
+    stats = key_statistics(llama, toks, pre=(True, False))
+    every, some = codecs_at(*stats, 2), codecs_at(*stats, 2, names=("native", "kivi", "shuffled"))
+    assert list(some) == ["kivi", "native", "shuffled"] and len(every) == 8
+    for name, spec in some.items():
+        assert np.array_equal(np.asarray(spec.bits), np.asarray(every[name].bits)), name
+    with pytest.raises(Exception, match="names"): codecs_at(*stats, 2, names=("nativ",))
