@@ -21,10 +21,10 @@ from .spectral import InputError
 
 # %% auto #0
 __all__ = ['SOFTMAX_ROUTES', 'min_qk_samples', 'nearest_kronecker', 'KernelFit', 'bilinear_fit', 'noise_edge_of_fit',
-           'fit_spectrum_and_edge', 'fit_rank', 'symmetric_features', 'lifted_fit', 'lifted_symmetric_tensor',
-           'leading_kernel_factor', 'qk_inputs', 'fit_qk_kernel', 'qk_rank_decision', 'predict_qk_rank',
-           'softmax_linearised_fit', 'estimated_attention', 'input_span', 'log_attention_fit', 'observation_noise_edge',
-           'softmax_route_ranks']
+           'fit_spectrum_and_edge', 'fit_rank', 'MisfitFrontier', 'misfit_frontier', 'symmetric_features', 'lifted_fit',
+           'lifted_symmetric_tensor', 'leading_kernel_factor', 'qk_inputs', 'fit_qk_kernel', 'qk_rank_decision',
+           'predict_qk_rank', 'softmax_linearised_fit', 'estimated_attention', 'input_span', 'log_attention_fit',
+           'observation_noise_edge', 'softmax_route_ranks']
 
 # %% ../nbs/06b_predictability.ipynb #deda0349
 def min_qk_samples(T: int, d: int, d_v: int, value_known: bool = True, estimate_noise: bool = True) -> int:
@@ -180,6 +180,22 @@ def fit_rank(fit: KernelFit, edge: float | None = None) -> int:
     "Number of singular values of the whitened estimate above `edge` (default `noise_edge_of_fit`), never below machine precision."
     s, tau = fit_spectrum_and_edge(fit, edge)
     return int((s > tau).sum())
+
+# %% ../nbs/06b_predictability.ipynb #72c2dd0c
+@dataclass(frozen=True)
+class MisfitFrontier:
+    "Where a systematic misfit crosses the noise edge: its share per sample, the n at which it is counted, and where it stands at the fits' n."
+    beta2: float      # β² = (s² − ν²_misfit)/n: the systematic share per sample of the misfit's singular value (0: none beyond the fluctuation)
+    n1: float         # (τ² − ν²)/β²: the n where nβ² + ν² = τ² and the count starts to include the misfit (inf where β² = 0)
+    misfit: float     # β√n/τ: the misfit at the fits' n, in units of the edge
+
+def misfit_frontier(misfit: KernelFit, fit: KernelFit, index: int, n: int) -> MisfitFrontier:
+    "The misfit-vs-edge crossing from two fits on the same `n` samples: β² from singular value number `index` (from 0) of `misfit.white` less its noise part ν (`noise_edge_of_fit` at α = 1; β² = 0 past the spectrum), τ and ν the edge of the noisy `fit` at its α and at α = 1."
+    s = np.linalg.svd(misfit.white, compute_uv=False)
+    beta2 = max(s[index] ** 2 - noise_edge_of_fit(misfit, alpha=1.0) ** 2, 0.0) / n if index < s.size else 0.0   # nβ² = s² − ν²: grows like n
+    tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)                                       # the edge does not grow
+    n1 = (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
+    return MisfitFrontier(float(beta2), float(n1), float(math.sqrt(beta2 * n) / tau))
 
 # %% ../nbs/06b_predictability.ipynb #59804500
 def symmetric_features(G: np.ndarray) -> np.ndarray:

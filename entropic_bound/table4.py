@@ -12,11 +12,11 @@ import numpy as np
 from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task, teacher_args
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
-from .predict import predict_qk_rank, min_qk_samples, fit_qk_kernel, noise_edge_of_fit
+from .predict import predict_qk_rank, min_qk_samples, fit_qk_kernel, misfit_frontier
 
 # %% auto #0
-__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'RankCurve', 'Table4Seed', 'FrontierControl', 'misfit_frontier',
-           'measure_table4', 'summarise_table4']
+__all__ = ['TABLE4_PRESETS', 'TABLE4', 'Table4Settings', 'RankCurve', 'Table4Seed', 'FrontierControl', 'measure_table4',
+           'summarise_table4']
 
 # %% ../nbs/34_table4.ipynb #2056d5df
 @dataclass(frozen=True)
@@ -83,17 +83,10 @@ class FrontierControl:
     n: int            # ⌈n₁⌉, at least the lifted regression's limit and at most the largest n of the sweep
     rank: int         # the data-only rank (V unknown) on the first n samples
 
-def misfit_frontier(clean, fit, r_star: int, n: int) -> float:
-    "Where a wrong model's misfit starts to be counted, in theory: the n₁ with n₁β² + ν² = τ², i.e. (τ² − ν²)/β² — β² the systematic share per sample of the (r*+1)-th whitened singular value of the fit to the noiseless outputs (`clean`, less that value's noise part, α = 1), τ the edge of the fit to the noisy outputs (`fit`) and ν its noise part (α = 1), both on the same `n` samples; inf where the noiseless misfit has no systematic part."
-    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
-    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n          # the misfit's systematic part grows like √n
-    tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)
-    return (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
-
 def _frontier_control(s: Table4Settings, task, r_star: int) -> FrontierControl:
-    "The lifted (V unknown) rank of a softmax teacher `task` at ⌈n₁⌉ (`misfit_frontier` on all its samples, read from its noiseless outputs: a placement, never an outcome), kept within [the lifted regression's limit, the largest n]."
+    "The lifted (V unknown) rank of a softmax teacher `task` at ⌈n₁⌉ (`predict.misfit_frontier` at the true r* on all its samples, read from its noiseless outputs: a placement, never an outcome), kept within [the lifted regression's limit, the largest n]."
     X, Y, Y_clean = task.X.numpy(), task.Y.numpy(), task.Y_clean.numpy()
-    n1 = misfit_frontier(fit_qk_kernel(X, Y_clean), fit_qk_kernel(X, Y), r_star, X.shape[0])
+    n1 = misfit_frontier(fit_qk_kernel(X, Y_clean), fit_qk_kernel(X, Y), r_star, X.shape[0]).n1
     n = int(min(max(math.ceil(min(n1, 1e9)), min_qk_samples(s.T, s.d, s.d, False)), max(s.ns_unknown)))
     return FrontierControl(float(n1), n, predict_qk_rank(X[:n], Y[:n]))
 

@@ -13,7 +13,7 @@ from .experiment import OnePartExperiment, check_settings
 from .tasks import attention_task, teacher_args
 from .spectral import energy_effective_rank
 from .predict import (min_qk_samples, fit_qk_kernel, softmax_linearised_fit, log_attention_fit, estimated_attention, fit_rank,
-                                    leading_kernel_factor, softmax_route_ranks, noise_edge_of_fit)
+                                    leading_kernel_factor, softmax_route_ranks, misfit_frontier)
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
@@ -218,26 +218,15 @@ def frontier_ladder(s, T: int, cap: int) -> tuple:
     ns = tuple(n for n in s.frontier_n if n * T * T <= cap)
     return ns or s.frontier_n[:1]
 
-def _edge_crossing(beta2: float, fit, n: int) -> tuple:
-    "(n₁, β√n/τ): over-counting starts where n β² + ν² = τ², τ the edge of the route's noisy `fit` on `n` samples and ν its noise part (α = 1); n₁ infinite where β² = 0."
-    tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)
-    n1 = (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
-    return float(n1), float(math.sqrt(beta2 * n) / tau)
-
 def misfit_edge_prediction(X, Y_clean, V, r_star: int, fit) -> tuple:
-    "The oracle misfit-vs-edge prediction, from what only a simulation has — the noiseless samples (`Y_clean`) and the true rank `r_star` — and the route's fit on the noisy ones (`fit`, same n): (n₁, β√n/τ), β² the noiseless misfit's systematic share of the (r*+1)-th whitened singular value per sample (`_edge_crossing`)."
-    n = X.shape[0]
-    clean = log_attention_fit(X, estimated_attention(X, Y_clean, V))
-    s_clean = np.linalg.svd(clean.white, compute_uv=False)[r_star]
-    beta2 = max(s_clean ** 2 - noise_edge_of_fit(clean, alpha=1.0) ** 2, 0.0) / n      # minus the misfit's own fluctuation at n
-    return _edge_crossing(beta2, fit, n)
+    "The oracle misfit-vs-edge prediction, from what only a simulation has — the noiseless samples (`Y_clean`) and the true rank `r_star` — and the route's fit on the noisy ones (`fit`, same n): (n₁, β√n/τ), β² the noiseless misfit's systematic share of the (r*+1)-th whitened singular value per sample (`predict.misfit_frontier`)."
+    m = misfit_frontier(log_attention_fit(X, estimated_attention(X, Y_clean, V)), fit, r_star, X.shape[0])
+    return m.n1, m.misfit
 
 def data_edge_prediction(fit, n: int) -> tuple:
-    "The misfit-vs-edge prediction from the data alone — the route's `fit` on `n` noisy samples, σ estimated from its residuals: (n̂₁, β̂√n/τ), β̂² = (s²₍r̂₊₁₎ − ν²)/n from the fit's own (r̂+1)-th whitened singular value, r̂ = `fit_rank(fit)` its count (no true r*, no noiseless outputs). That value lies below the edge by the count, so n̂₁ >= n: the prediction says how far beyond the data in hand the count stays as it is."
-    s = np.linalg.svd(fit.white, compute_uv=False)
-    r_hat = fit_rank(fit)
-    beta2 = max(s[r_hat] ** 2 - noise_edge_of_fit(fit, alpha=1.0) ** 2, 0.0) / n if r_hat < s.size else 0.0    # minus the fluctuation ν²
-    return _edge_crossing(beta2, fit, n)
+    "The misfit-vs-edge prediction from the data alone — the route's `fit` on `n` noisy samples, σ estimated from its residuals: (n̂₁, β̂√n/τ), β̂² = (s²₍r̂₊₁₎ − ν²)/n from the fit's own (r̂+1)-th whitened singular value, r̂ = `fit_rank(fit)` its count (no true r*, no noiseless outputs; `predict.misfit_frontier` with the fit as its own misfit). That value lies below the edge by the count, so n̂₁ >= n: the prediction says how far beyond the data in hand the count stays as it is."
+    m = misfit_frontier(fit, fit, fit_rank(fit), n)
+    return m.n1, m.misfit
 
 def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) -> FrontierTask:
     "Both routes on the nested prefixes of one softmax stream of (T, kernel scale, r*, seed), both predictions (data-only and oracle) at its largest n, and the log route on the nested prefixes of the linear-QK teacher of the same draw (T > d; reported beside, not graded)."
