@@ -14,9 +14,9 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['KINDS', 'ROUNDOFF', 'STRAWMAN_SE', 'POOLING_ALPHA', 'CONFIDENCE', 'VERDICTS', 'SEEDS_SEARCHED', 'THIN_SE',
            't_critical', 'Claim', 'seeds_to_decide', 'decide_note', 'one_change', 'claim_over_seeds', 'pooled_se',
-           'fraction_resolution', 'assert_claims', 'count_claims', 'looks_schedule', 'looks_confidence', 'grade_on',
-           'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers', 'spread_tolerance',
-           'compare_cells', 'thin_margins']
+           'fraction_resolution', 'assert_claims', 'near_miss', 'count_claims', 'looks_schedule', 'looks_confidence',
+           'grade_on', 'markdown_table', 'csv_table', 'ExperimentResult', 'flat_cells', 'cell_numbers',
+           'spread_tolerance', 'compare_cells', 'thin_margins']
 
 # %% ../nbs/22_report.ipynb #0968f163
 KINDS = ("empirical", "consistency")
@@ -271,11 +271,19 @@ def assert_claims(claims: Sequence[Claim], expect_fail: Sequence[str] = (), expe
     strawmen = [c.id for c in claims if c.strawman]
     assert not strawmen, f"claims whose control fails by more than {STRAWMAN_SE:g} standard errors (strawmen): {strawmen}"
 
+def near_miss(record: dict) -> bool:
+    "Whether claim record `record` has a control that is a near miss in fact: one whose values are not all at the same end of a fraction's range (control spread [0, 0] or [1, 1]: no item on any seed came out on the claim's side, and the margin is the resolution floor, 1/items, not a measured distance)."
+    spread = (record.get("control") or {}).get("spread")
+    if spread is None: return False                                     # no control, or no values to judge it by
+    lo, hi = spread
+    return not (lo == hi and lo in (0.0, 1.0))
+
 def count_claims(records) -> dict:
-    "Counts of claim records (dicts) by kind and verdict: empirical held / failed / undecided / uninformative / strawman / total, consistency passed / failed / undecided / total."
+    "Counts of claim records (dicts) by kind and verdict: empirical held / held against a near-miss control (`near_miss`) / failed / undecided / uninformative / strawman / total, consistency passed / failed / undecided / total."
     emp = [r for r in records if r["kind"] == "empirical"]; con = [r for r in records if r["kind"] == "consistency"]
     n = lambda rs, v: sum(r["verdict"] == v for r in rs)
-    return dict(empirical=len(emp), empirical_hold=n(emp, "holds"), empirical_fail=n(emp, "fails"), undecided=n(emp, "undecided"),
+    return dict(empirical=len(emp), empirical_hold=n(emp, "holds"), empirical_hold_near_miss=sum(r["verdict"] == "holds" and near_miss(r) for r in emp),
+                empirical_fail=n(emp, "fails"), undecided=n(emp, "undecided"),
                 uninformative=n(emp, "uninformative"), strawman=n(emp, "strawman"),
                 consistency=len(con), consistency_pass=n(con, "holds"), consistency_fail=n(con, "fails"), consistency_undecided=n(con, "undecided"))
 
