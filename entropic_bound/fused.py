@@ -5,6 +5,7 @@
 # %% ../nbs/21b_fused.ipynb #5a98fffb
 from __future__ import annotations
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -13,7 +14,8 @@ from numba import njit, prange, get_num_threads, set_num_threads, config as numb
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['THREADS_FROM', 'FUSED_UP_TO', 'attention_student_step', 'attention_student_grads']
+__all__ = ['THREADS_FROM', 'FUSED_UP_TO', 'attention_student_step', 'attention_student_grads', 'FusedMoments',
+           'surrogate_student_step', 'surrogate_student_grads']
 
 # %% ../nbs/21b_fused.ipynb #4b9653fb
 @njit(cache=True)
@@ -195,4 +197,259 @@ def attention_student_grads(params: dict, data: dict) -> tuple:
     loss = np.empty(X.shape[0])
     _on_engine_threads(THREADS_FROM)
     _attention_grads_batch(WQ, WK, V, mask, softmax, X, Y, *(grads[k].numpy() for k in _NAMES), loss)
+    return torch.from_numpy(loss), grads
+
+# %% ../nbs/21b_fused.ipynb #73de061e
+@njit(cache=True)
+def _operator(P, Q, mask, A):
+    "A = P̃ Qᵀ, P̃ = P diag(m), written into `A` (T, T): factors P, Q (T, r), mask (r,)."
+    T, r = P.shape
+    A[:] = 0.0
+    for t in range(T):
+        for k in range(r):
+            p = P[t, k] * mask[k]
+            for s in range(T): A[t, s] += p * Q[s, k]                 # A = P̃ Qᵀ
+
+@njit(cache=True)
+def _factor_grads(gA, P, Q, mask, gP, gQ):
+    "The factors' gradients from Ȧ = `gA` (T, T), written into gP, gQ (T, r): Ṗ = (Ȧ Q) diag(m), Q̇ = Ȧᵀ P̃."
+    T, r = P.shape
+    gP[:] = 0.0; gQ[:] = 0.0
+    for t in range(T):
+        for s in range(T):
+            g = gA[t, s]
+            for k in range(r):
+                gP[t, k] += g * Q[s, k]                 # Ȧ Q
+                gQ[s, k] += g * (P[t, k] * mask[k])                 # Ȧᵀ P̃
+    for t in range(T):
+        for k in range(r): gP[t, k] *= mask[k]                 # diag(m)
+
+# %% ../nbs/21b_fused.ipynb #f668f2e7
+@njit(cache=True)
+def _combine_rows(out, w, M):
+    "out[k] += Σ_j w[k, j] M[j] for K students at once: out (K, N), w (K, J), M (J, N); eight rows of M per pass over `out`, each block of rows read once for all K."
+    J, N = M.shape; K = out.shape[0]
+    j = 0
+    while j + 8 <= J:
+        r0, r1, r2, r3, r4, r5, r6, r7 = M[j], M[j + 1], M[j + 2], M[j + 3], M[j + 4], M[j + 5], M[j + 6], M[j + 7]
+        for k in range(K):
+            wk, o = w[k], out[k]
+            w0, w1, w2, w3, w4, w5, w6, w7 = wk[j], wk[j + 1], wk[j + 2], wk[j + 3], wk[j + 4], wk[j + 5], wk[j + 6], wk[j + 7]
+            for i in range(N): o[i] += ((w0 * r0[i] + w1 * r1[i]) + (w2 * r2[i] + w3 * r3[i])) + ((w4 * r4[i] + w5 * r5[i]) + (w6 * r6[i] + w7 * r7[i]))
+        j += 8
+    while j < J:                                                       # the rows left over, one at a time
+        r0 = M[j]
+        for k in range(K):
+            w0, o = w[k, j], out[k]
+            for i in range(N): o[i] += w0 * r0[i]
+        j += 1
+
+@njit(cache=True)
+def _moment_grads(A, V, R, Rt, H, Ht, yy, gA, gV, loss):
+    "K students on one data set's second moments: A (K, T, T), V (K, d, d); R, H (T², d²), their transposes Rt, Ht (d², T²), yy the mean ‖Y‖² -> loss (K,), gradients gA (K, T, T), gV (K, d, d), written in place."
+    K, T, d = A.shape[0], A.shape[1], V.shape[1]; TT, dd = T * T, d * d
+    a, v = A.reshape(K, TT), V.reshape(K, dd)                          # vec A, vec V (row-major, as `empirical_risk` flattens)
+    AtA, VVt = np.zeros((K, TT), A.dtype), np.zeros((K, dd), A.dtype)
+    for k in range(K):
+        for t in range(T):
+            for s in range(T):
+                x = A[k, t, s]
+                for u in range(T): AtA[k, s * T + u] += x * A[k, t, u]                 # AᵀA
+        for i in range(d):
+            for c in range(d):
+                x = 0.0
+                for j in range(d): x += V[k, i, j] * V[k, c, j]
+                VVt[k, i * d + c] = x                 # VVᵀ
+    Rv, KV = np.zeros((K, TT), A.dtype), np.zeros((K, TT), A.dtype)
+    Ra, MA = np.zeros((K, dd), A.dtype), np.zeros((K, dd), A.dtype)
+    _combine_rows(Rv, v, Rt)                 # R v
+    _combine_rows(KV, VVt, Ht)                 # K_V = H vec(VVᵀ)
+    _combine_rows(Ra, a, R)                 # Rᵀ a
+    _combine_rows(MA, AtA, H)                 # M_A = Hᵀ vec(AᵀA)
+    for k in range(K):
+        lin, quad = 0.0, 0.0
+        for i in range(TT): lin += a[k, i] * Rv[k, i]; quad += AtA[k, i] * KV[k, i]
+        loss[k] = yy - 2.0 * lin + quad                 # ‖Y‖² − 2aᵀRv + vec(AᵀA)ᵀK_V
+        gA[k] = 0.0; gV[k] = 0.0
+        for t in range(T):
+            for s in range(T):
+                x = A[k, t, s]
+                for u in range(T): gA[k, t, u] += x * KV[k, s * T + u]                 # A K_V
+            for u in range(T): gA[k, t, u] = 2.0 * (gA[k, t, u] - Rv[k, t * T + u])                 # Ȧ = 2(A K_V − mat(Rv))
+        for i in range(d):
+            for c in range(d):
+                x = MA[k, i * d + c]
+                for j in range(d): gV[k, i, j] += x * V[k, c, j]                 # M_A V
+            for j in range(d): gV[k, i, j] = 2.0 * (gV[k, i, j] - Ra[k, i * d + j])                 # V̇ = 2(M_A V − mat(Rᵀa))
+
+# %% ../nbs/21b_fused.ipynb #a97196f7
+@njit(cache=True)
+def _sample_grads(A, V, X, Y, gA, gV) -> float:
+    "One student's loss on its samples X, Y (n, T, d) and its gradients (written into gA (T, T), gV (d, d))."
+    n, T, d = X.shape; f = X.dtype.type
+    P = -(-d // 16) * 16                                               # row width padded to a multiple of 16
+    zero, two_n = f(0.0), f(2.0 / n)
+    Vp, Xp = np.zeros((d, P), X.dtype), np.zeros((T, P), X.dtype)
+    for a in range(d):
+        for e in range(d): Vp[a, e] = V[a, e]
+    XV, G, AX = np.empty((T, P), X.dtype), np.empty((T, P), X.dtype), np.empty((T, P), X.dtype)
+    XVT, dA, dV = np.empty((d, T), X.dtype), np.zeros((T, T), X.dtype), np.zeros((d, P), X.dtype)
+    total = 0.0
+    for i in range(n):
+        for t in range(T):
+            for a in range(d): Xp[t, a] = X[i, t, a]
+        XV[:] = zero; G[:] = zero; AX[:] = zero
+        for t in range(T):
+            for a in range(d):
+                x = Xp[t, a]
+                for e in range(P): XV[t, e] += x * Vp[a, e]                 # XV
+        for t in range(T):
+            for s in range(T):
+                w = A[t, s]
+                for e in range(P): G[t, e] += w * XV[s, e]; AX[t, e] += w * Xp[s, e]                 # A XV, AX
+            for e in range(d):
+                r_ = G[t, e] - Y[i, t, e]
+                total += r_ * r_
+                G[t, e] = two_n * r_                 # G = (2/n)(AXV − Y)
+        for t in range(T):
+            for e in range(d): XVT[e, t] = XV[t, e]
+        for t in range(T):
+            for e in range(d):
+                g = G[t, e]
+                for s in range(T): dA[t, s] += g * XVT[e, s]                 # Ȧ += G (XV)ᵀ
+            for a in range(d):
+                x = AX[t, a]
+                for e in range(P): dV[a, e] += x * G[t, e]                 # V̇ += (AX)ᵀ G
+    for t in range(T):
+        for s in range(T): gA[t, s] = dA[t, s]
+    for a in range(d):
+        for e in range(d): gV[a, e] = dV[a, e]
+    return total / n
+
+# %% ../nbs/21b_fused.ipynb #36341d44
+@njit(cache=True)
+def _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss):
+    "Students b0..b1-1 (on moments: of one group): losses into loss[b0:b1], gradients into gP, gQ (K, T, r), gV (K, d, d), K = b1 - b0 (unfactorised: Ȧ into gP)."
+    K, T = b1 - b0, P.shape[1]
+    A, gA = np.empty((K, T, T), P.dtype), np.empty((K, T, T), P.dtype)
+    for k in range(K):
+        if factorised: _operator(P[b0 + k], Q[b0 + k], mask[b0 + k], A[k])
+        else: A[k] = P[b0 + k]
+    if on_moments:
+        g = group[b0]
+        _moment_grads(A, V[b0:b1], R[g], Rt[g], H[g], Ht[g], yy[g], gA, gV, loss[b0:b1])
+    else:
+        for k in range(K): loss[b0 + k] = _sample_grads(A[k], V[b0 + k], X[b0 + k], Y[b0 + k], gA[k], gV[k])
+    for k in range(K):
+        if factorised: _factor_grads(gA[k], P[b0 + k], Q[b0 + k], mask[b0 + k], gP[k], gQ[k])
+        else: gP[k] = gA[k]
+
+@njit(cache=True)
+def _surrogate_run_step(b0, b1, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+                        frozen, adam, step_size, bc2_sqrt, lr, b1_, b2_, eps, loss):
+    "Students b0..b1-1: losses (into loss[b0:b1]) and their optimiser steps, in place."
+    gP, gQ, gV = np.empty_like(P[b0:b1]), np.empty_like(Q[b0:b1]), np.empty_like(V[b0:b1])
+    _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss)
+    for k in range(b1 - b0):
+        b = b0 + k
+        _update(P[b], gP[k], mP[b], vP[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
+        if factorised: _update(Q[b], gQ[k], mQ[b], vQ[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
+        _update(V[b], gV[k], mV[b], vV[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
+
+@njit(parallel=True, cache=True)
+def _surrogate_step_threads(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+                            frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
+    "Every run's step (`runs`: the first student of each run, then B), the runs spread over the threads."
+    for j in prange(runs.shape[0] - 1):
+        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+                            frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+
+@njit(cache=True)
+def _surrogate_step_one_thread(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+                               frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
+    "Every run's step, one after another."
+    for j in range(runs.shape[0] - 1):
+        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+                            frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+
+@njit(parallel=True, cache=True)
+def _surrogate_grads_batch(runs, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss):
+    "Loss and gradients of every student of the batch, no update."
+    for j in prange(runs.shape[0] - 1):
+        b0, b1 = runs[j], runs[j + 1]
+        _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP[b0:b1], gQ[b0:b1], gV[b0:b1], loss)
+
+# %% ../nbs/21b_fused.ipynb #b648e5a8
+@dataclass(frozen=True)
+class FusedMoments:
+    "Second moments as the fused step reads them, contiguous numpy arrays: `R`, `H` (S, T², d²), their transposes `Rt`, `Ht` (S, d², T²), `yy` (S,)."
+    R: np.ndarray
+    Rt: np.ndarray
+    H: np.ndarray
+    Ht: np.ndarray
+    yy: np.ndarray
+
+    @classmethod
+    def of(cls, m) -> FusedMoments:
+        "The arrays of `m`, a `linear.SecondMoments` with one group dim (S, ...) on the CPU."
+        if m.R.dim() != 3 or m.H.shape != m.R.shape or m.yy.shape != m.R.shape[:1]: raise InputError(f"a fused step needs moments with one group dim; got R {tuple(m.R.shape)}")
+        if m.R.device.type != "cpu": raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
+        c = lambda t: np.ascontiguousarray(t.detach().numpy())
+        return cls(c(m.R), c(m.R.mT), c(m.H), c(m.H.mT), c(m.yy))
+
+def _surrogate_arrays(params: dict, data: dict, moments: FusedMoments | None) -> tuple:
+    "The students' parameters and data as numpy arrays (parameters and samples: views, no copy), checked; absent parts as empty stand-ins of the same dtype -> (names, P, Q, V, mask, factorised, group, moment arrays, X, Y)."
+    factorised = "P" in params
+    names = ("P", "Q", "V") if factorised else ("A", "V")
+    ts = [params[k] for k in names] + ([data["X"], data["Y"]] if moments is None else []) + ([data["mask"]] if "mask" in data else [])
+    if any(t.device.type != "cpu" for t in ts): raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
+    if len({t.dtype for t in ts}) != 1 or not ts[0].is_floating_point(): raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
+    if not all(t.is_contiguous() for t in ts): raise InputError("a fused step needs contiguous tensors")
+    P, V = params[names[0]].detach().numpy(), params["V"].detach().numpy()
+    Q = params["Q"].detach().numpy() if factorised else P                      # unfactorised: an unused stand-in
+    B, dtype = P.shape[0], P.dtype
+    mask = data["mask"].reshape(B, -1).numpy() if "mask" in data else np.ones((B, P.shape[-1]), dtype)
+    if moments is None:
+        none = np.empty((0, 1, 1), dtype)
+        return names, P, Q, V, mask, factorised, np.zeros(B, np.int64), (none, none, none, none, np.empty(0, dtype)), data["X"].numpy(), data["Y"].numpy()
+    if moments.R.dtype != dtype: raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
+    group = data["group"].cpu().numpy().astype(np.int64)
+    if group.shape != (B,) or group.min() < 0 or group.max() >= moments.R.shape[0]: raise InputError(f"data['group'] must give each of the {B} students a group in 0..{moments.R.shape[0] - 1}")
+    none = np.empty((0, 1, 1, 1), dtype)
+    return names, P, Q, V, mask, factorised, group, (moments.R, moments.Rt, moments.H, moments.Ht, moments.yy), none, none
+
+def _runs(group: np.ndarray, on_moments: bool) -> np.ndarray:
+    "Where each run of students starts, then B: on moments, consecutive students of one group; on samples, each student alone."
+    B = group.shape[0]
+    if not on_moments: return np.arange(B + 1, dtype=np.int64)
+    return np.concatenate((np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), [B])).astype(np.int64)
+
+def _surrogate_work(B: int, T: int, d: int, n: int, on_moments: bool) -> int:
+    "A step's work in `THREADS_FROM`'s unit, samples: B·n on samples; on moments a student's four T²×d² products count as the samples (3T²d + 2Td² multiply-adds each) that do as much."
+    return B * (-(-4 * T * T * d * d // (3 * T * T * d + 2 * T * d * d)) if on_moments else n)
+
+def surrogate_student_step(params: dict, data: dict, opt, frozen: torch.Tensor | None = None, moments: FusedMoments | None = None) -> torch.Tensor:
+    "One training step of every token-mixing student, in place: `params` {P, Q (B, T, r), V (B, d, d)} (A = P diag(m) Qᵀ with `data['mask']` (B, 1, r), else every column) or {A (B, T, T), V}; the loss on the samples `data` {X, Y (B, n, T, d)}, or with `moments` on the moments of each student's `data['group']` (B,); `opt` the engine's optimiser -> loss before the step (B,) float64."
+    names, P, Q, V, mask, factorised, group, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
+    B, T, d = P.shape[0], P.shape[1], V.shape[1]
+    step_size, bc2_sqrt = opt.coefficients()
+    adam = opt.name == "adam"
+    mom = {k: (opt.m[k].numpy(), opt.v[k].numpy()) if adam else (w, w) for k, w in zip(names, (P, Q, V) if factorised else (P, V))}   # gd: unused stand-ins
+    mV, mQ = mom["V"], mom["Q"] if factorised else mom["A"]
+    still = np.zeros(B, np.bool_) if frozen is None else frozen.cpu().numpy()
+    loss = np.empty(B)
+    step = _surrogate_step_threads if _on_engine_threads(_surrogate_work(B, T, d, X.shape[1], moments is not None)) else _surrogate_step_one_thread
+    step(_runs(group, moments is not None), P, Q, V, *mom[names[0]], *mQ, *mV, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
+         still, adam, step_size, bc2_sqrt, opt.lr, opt.b1, opt.b2, opt.eps, loss)
+    return torch.from_numpy(loss)
+
+def surrogate_student_grads(params: dict, data: dict, moments: FusedMoments | None = None) -> tuple:
+    "The fused step's loss (B,) float64 and closed-form gradients {P, Q, V} or {A, V} of every token-mixing student, without an update (arguments as `surrogate_student_step`)."
+    names, P, Q, V, mask, factorised, group, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
+    grads = {k: torch.empty_like(params[k]) for k in names}
+    gQ = grads["Q"].numpy() if factorised else np.empty_like(P)
+    loss = np.empty(P.shape[0])
+    _on_engine_threads(THREADS_FROM)
+    _surrogate_grads_batch(_runs(group, moments is not None), P, Q, V, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
+                           grads[names[0]].numpy(), gQ, grads["V"].numpy(), loss)
     return torch.from_numpy(loss), grads

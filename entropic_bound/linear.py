@@ -5,6 +5,7 @@
 # %% ../nbs/04_linear_surrogate.ipynb #93de15b2
 from __future__ import annotations
 from dataclasses import dataclass
+from functools import partial
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ import torch
 from .spectral import (effective_rank, energy_effective_rank, rank_profile, 
                                      wishart_edge)
 from .train import train_batched, seeded_normal, rank_mask
+from .fused import surrogate_student_step, FusedMoments
 from .tasks import linear_task
 from .spectral import InputError
 
@@ -135,8 +137,8 @@ def _group_ids(seeds, ranks) -> list:
     return [int(s) * 1000 + int(r) for s in seeds for r in ranks]
 
 def train_rank_sweep(m: SecondMoments, ranks, seeds, init_scale: float = 0.1, lr: float = 0.02, steps: int = 3000,
-                     rtol: float = 1e-7, optimizer: str = "gd", progress=None):
-    "Train A = PQᵀ (rank r per model) and V by `optimizer` ('gd' or 'adam') on moments `m` (S, ...) for every group × `ranks` -> A (S, M, T, T), V (S, M, d, d), TrainResult."
+                     rtol: float = 1e-7, optimizer: str = "gd", progress=None, fused: bool = True):
+    "Train A = PQᵀ (rank r per model) and V by `optimizer` ('gd' or 'adam') on moments `m` (S, ...) for every group × `ranks` -> A (S, M, T, T), V (S, M, d, d), TrainResult. `fused`: on the CPU each step is one compiled call (`fused.surrogate_student_step`); False: the reference path, autograd on `empirical_risk`."
     S, T, d, ranks = m.R.shape[0], m.T, m.d, [int(r) for r in ranks]
     if m.R.dim() != 3 or len(seeds) != S: raise InputError(f"need moments with one group dim and one seed per group; got R {tuple(m.R.shape)}, {len(seeds)} seeds")
     M, r_max, dev = len(ranks), max(ranks), m.R.device
@@ -148,8 +150,10 @@ def train_rank_sweep(m: SecondMoments, ranks, seeds, init_scale: float = 0.1, lr
     def operators(p):
         A = (p["P"].view(S, M, T, r_max) * mask) @ p["Q"].view(S, M, T, r_max).mT   # A = P Qᵀ, rank ≤ r
         return A, p["V"].view(S, M, d, d)
-    res = train_batched(lambda p: empirical_risk(*operators(p), m).reshape(S * M), init, steps=steps, lr=lr,
-                        optimizer=optimizer, rtol=rtol, progress=progress, desc="rank sweep")
+    step = (dict(fused=partial(surrogate_student_step, moments=FusedMoments.of(m)),                 # each model reads its group's moments
+                 data=dict(group=torch.arange(S, device=dev).repeat_interleave(M), mask=mask.repeat(S, 1, 1))) if fused and dev.type == "cpu" else {})
+    res = train_batched(lambda p, data=None: empirical_risk(*operators(p), m).reshape(S * M), init, steps=steps, lr=lr,
+                        optimizer=optimizer, rtol=rtol, progress=progress, desc="rank sweep", **step)
     return *operators(res.params), res
 
 # %% ../nbs/04_linear_surrogate.ipynb #12b157e2
@@ -176,15 +180,15 @@ def surrogate_loss_grads(A, V, X, Y) -> tuple:
 def _student_objective(m, factorised: bool):
     "The over-parameterised student's per-model loss: on moments `m` (autograd differentiates it), or on samples {'X', 'Y'} -> (loss, closed-form gradients)."
     A_of = (lambda p: p["P"] @ p["Q"].mT) if factorised else (lambda p: p["A"])
-    if isinstance(m, SecondMoments): return lambda p: empirical_risk(A_of(p).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
+    if isinstance(m, SecondMoments): return lambda p, data=None: empirical_risk(A_of(p).unsqueeze(1), p["V"].unsqueeze(1), m).squeeze(1)
     def closed(p, data):
         loss, gA, gV = surrogate_loss_grads(A_of(p), p["V"], data["X"], data["Y"])
         return loss, (dict(P=gA @ p["Q"], Q=gA.mT @ p["P"], V=gV) if factorised else dict(A=gA, V=gV))
     return closed
 
 def train_overparameterised(m, seeds, init_scale: float | list = 1e-3, lr: float = 0.02, steps: int = 4000, progress=None,
-                            factorised: bool = True, stop_below: float | None = None, optimizer: str = "gd"):
-    "Plain GD (or `optimizer` 'adam') on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale` (one, or one per model), V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult. `m`: `SecondMoments`, or the samples (X, Y) (S, n, T, d) themselves — then each step's gradient is computed in closed form on them (`surrogate_loss_grads`: the same loss, cheaper where n·T·d is small). `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant). `stop_below`: each model stops once its training loss is at most this (None: every step is taken — small-init GD plateaus, so no relative-change rule)."
+                            factorised: bool = True, stop_below: float | None = None, optimizer: str = "gd", fused: bool = True):
+    "Plain GD (or `optimizer` 'adam') on A = PQᵀ, P, Q ∈ R^{T×T} from init scale `init_scale` (one, or one per model), V trained, one model per group of `m` (S, ...) -> A (S, T, T), V (S, d, d), TrainResult. `m`: `SecondMoments`, or the samples (X, Y) (S, n, T, d) themselves — then each step's gradient is computed in closed form on them (`surrogate_loss_grads`: the same loss, cheaper where n·T·d is small). `factorised=False`: A itself trained from A = 0 (no factorisation: for the V it reaches, the minimum-norm interpolant). `stop_below`: each model stops once its training loss is at most this (None: every step is taken — small-init GD plateaus, so no relative-change rule). `fused`: on the CPU each step is one compiled call (`fused.surrogate_student_step`); False: the reference path (autograd on the moments, `surrogate_loss_grads` on the samples)."
     samples = not isinstance(m, SecondMoments)
     if samples:
         X, Y = (torch.as_tensor(t, dtype=torch.float64) for t in m)
@@ -196,8 +200,11 @@ def train_overparameterised(m, seeds, init_scale: float | list = 1e-3, lr: float
     V0 = seeded_normal(ids, (d, d), 1 / math.sqrt(d), dev, stream=13)
     init = (dict(P=seeded_normal(ids, (T, T), 1.0, dev, stream=11) * scale, Q=seeded_normal(ids, (T, T), 1.0, dev, stream=12) * scale, V=V0) if factorised
             else dict(A=torch.zeros(S, T, T, dtype=V0.dtype, device=dev), V=V0))
+    if not (fused and dev.type == "cpu"): step = dict(data=dict(X=X, Y=Y) if samples else None)
+    elif samples: step = dict(data=dict(X=X, Y=Y), fused=surrogate_student_step)
+    else: step = dict(data=dict(group=torch.arange(S, device=dev)), fused=partial(surrogate_student_step, moments=FusedMoments.of(m)))   # model s reads group s
     res = train_batched(_student_objective(m, factorised), init, steps=steps, lr=lr, optimizer=optimizer, rtol=None, atol=stop_below or 0.0, progress=progress,
-                        desc="over-parameterised GD" if factorised else "unfactorised GD", data=dict(X=X, Y=Y) if samples else None, closed_form=samples)
+                        desc="over-parameterised GD" if factorised else "unfactorised GD", closed_form=samples, **step)
     return (res.params["P"] @ res.params["Q"].mT if factorised else res.params["A"]), res.params["V"], res
 
 def interpolant_dof_gap(T: int, d: int, n: int) -> int:
