@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -397,32 +398,38 @@ class FusedMoments:
         c = lambda t: np.ascontiguousarray(t.detach().numpy())
         return cls(c(m.R), c(m.R.mT), c(m.H), c(m.H.mT), c(m.yy))
 
+@lru_cache(maxsize=256)
+def _constant(kind: str, B: int, r: int, dtype: str) -> np.ndarray:
+    "An array the compiled step reads (never writes) where a part is absent, made once per shape: 'ones' (B, r) (no rank mask), 'zeros' (B,) int64 (no groups), 'runs' (B + 1,) (every student its own run), 'moments' (0, 1, 1) and 'samples' (0, 1, 1, 1) stand-ins, 'yy' (0,)."
+    return dict(ones=lambda: np.ones((B, r), dtype), zeros=lambda: np.zeros(B, np.int64), runs=lambda: np.arange(B + 1, dtype=np.int64),
+             moments=lambda: np.empty((0, 1, 1), dtype), samples=lambda: np.empty((0, 1, 1, 1), dtype), yy=lambda: np.empty(0, dtype))[kind]()
+
+def _view(t: torch.Tensor) -> np.ndarray:
+    "A tensor's numpy view (no copy)."
+    return t.detach().numpy() if t.requires_grad else t.numpy()
+
 def _surrogate_arrays(params: dict, data: dict, moments: FusedMoments | None) -> tuple:
-    "The students' parameters and data as numpy arrays (parameters and samples: views, no copy), checked; absent parts as empty stand-ins of the same dtype -> (names, P, Q, V, mask, factorised, group, moment arrays, X, Y)."
+    "The students' parameters and data as numpy arrays (parameters and samples: views, no copy), checked; absent parts as empty stand-ins of the same dtype -> (names, P, Q, V, mask, factorised, group, runs, moment arrays, X, Y)."
     factorised = "P" in params
     names = ("P", "Q", "V") if factorised else ("A", "V")
     ts = [params[k] for k in names] + ([data["X"], data["Y"]] if moments is None else []) + ([data["mask"]] if "mask" in data else [])
-    if any(t.device.type != "cpu" for t in ts): raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
+    if not all(t.is_cpu for t in ts): raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
     if len({t.dtype for t in ts}) != 1 or not ts[0].is_floating_point(): raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
     if not all(t.is_contiguous() for t in ts): raise InputError("a fused step needs contiguous tensors")
-    P, V = params[names[0]].detach().numpy(), params["V"].detach().numpy()
-    Q = params["Q"].detach().numpy() if factorised else P                      # unfactorised: an unused stand-in
-    B, dtype = P.shape[0], P.dtype
-    mask = data["mask"].reshape(B, -1).numpy() if "mask" in data else np.ones((B, P.shape[-1]), dtype)
+    P, V = _view(params[names[0]]), _view(params["V"])
+    Q = _view(params["Q"]) if factorised else P                      # unfactorised: an unused stand-in
+    B, dtype = P.shape[0], P.dtype.str
+    mask = _view(data["mask"]).reshape(B, -1) if "mask" in data else _constant("ones", B, P.shape[-1], dtype)
     if moments is None:
-        none = np.empty((0, 1, 1), dtype)
-        return names, P, Q, V, mask, factorised, np.zeros(B, np.int64), (none, none, none, none, np.empty(0, dtype)), data["X"].numpy(), data["Y"].numpy()
-    if moments.R.dtype != dtype: raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
+        none = _constant("moments", 0, 0, dtype)
+        return (names, P, Q, V, mask, factorised, _constant("zeros", B, 0, dtype), _constant("runs", B, 0, dtype),
+                (none, none, none, none, _constant("yy", 0, 0, dtype)), _view(data["X"]), _view(data["Y"]))
+    if moments.R.dtype.str != dtype: raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
     group = data["group"].cpu().numpy().astype(np.int64)
     if group.shape != (B,) or group.min() < 0 or group.max() >= moments.R.shape[0]: raise InputError(f"data['group'] must give each of the {B} students a group in 0..{moments.R.shape[0] - 1}")
-    none = np.empty((0, 1, 1, 1), dtype)
-    return names, P, Q, V, mask, factorised, group, (moments.R, moments.Rt, moments.H, moments.Ht, moments.yy), none, none
-
-def _runs(group: np.ndarray, on_moments: bool) -> np.ndarray:
-    "Where each run of students starts, then B: on moments, consecutive students of one group; on samples, each student alone."
-    B = group.shape[0]
-    if not on_moments: return np.arange(B + 1, dtype=np.int64)
-    return np.concatenate((np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), [B])).astype(np.int64)
+    runs = np.concatenate((np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), [B])).astype(np.int64)   # consecutive students of one group
+    none = _constant("samples", 0, 0, dtype)
+    return names, P, Q, V, mask, factorised, group, runs, (moments.R, moments.Rt, moments.H, moments.Ht, moments.yy), none, none
 
 def _surrogate_work(B: int, T: int, d: int, n: int, on_moments: bool) -> int:
     "A step's work in `THREADS_FROM`'s unit, samples: B·n on samples; on moments a student's four T²×d² products count as the samples (3T²d + 2Td² multiply-adds each) that do as much."
@@ -430,7 +437,7 @@ def _surrogate_work(B: int, T: int, d: int, n: int, on_moments: bool) -> int:
 
 def surrogate_student_step(params: dict, data: dict, opt, frozen: torch.Tensor | None = None, moments: FusedMoments | None = None) -> torch.Tensor:
     "One training step of every token-mixing student, in place: `params` {P, Q (B, T, r), V (B, d, d)} (A = P diag(m) Qᵀ with `data['mask']` (B, 1, r), else every column) or {A (B, T, T), V}; the loss on the samples `data` {X, Y (B, n, T, d)}, or with `moments` on the moments of each student's `data['group']` (B,); `opt` the engine's optimiser -> loss before the step (B,) float64."
-    names, P, Q, V, mask, factorised, group, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
+    names, P, Q, V, mask, factorised, group, runs, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
     B, T, d = P.shape[0], P.shape[1], V.shape[1]
     step_size, bc2_sqrt = opt.coefficients()
     adam = opt.name == "adam"
@@ -439,17 +446,17 @@ def surrogate_student_step(params: dict, data: dict, opt, frozen: torch.Tensor |
     still = np.zeros(B, np.bool_) if frozen is None else frozen.cpu().numpy()
     loss = np.empty(B)
     step = _surrogate_step_threads if _on_engine_threads(_surrogate_work(B, T, d, X.shape[1], moments is not None)) else _surrogate_step_one_thread
-    step(_runs(group, moments is not None), P, Q, V, *mom[names[0]], *mQ, *mV, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
+    step(runs, P, Q, V, *mom[names[0]], *mQ, *mV, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
          still, adam, step_size, bc2_sqrt, opt.lr, opt.b1, opt.b2, opt.eps, loss)
     return torch.from_numpy(loss)
 
 def surrogate_student_grads(params: dict, data: dict, moments: FusedMoments | None = None) -> tuple:
     "The fused step's loss (B,) float64 and closed-form gradients {P, Q, V} or {A, V} of every token-mixing student, without an update (arguments as `surrogate_student_step`)."
-    names, P, Q, V, mask, factorised, group, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
+    names, P, Q, V, mask, factorised, group, runs, mom_arrays, X, Y = _surrogate_arrays(params, data, moments)
     grads = {k: torch.empty_like(params[k]) for k in names}
     gQ = grads["Q"].numpy() if factorised else np.empty_like(P)
     loss = np.empty(P.shape[0])
     _on_engine_threads(THREADS_FROM)
-    _surrogate_grads_batch(_runs(group, moments is not None), P, Q, V, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
+    _surrogate_grads_batch(runs, P, Q, V, mask, factorised, moments is not None, group, *mom_arrays, X, Y,
                            grads[names[0]].numpy(), gQ, grads["V"].numpy(), loss)
     return torch.from_numpy(loss), grads
