@@ -18,14 +18,15 @@ from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
 __all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'RECOVERY_SHARE', 'TABLE3',
-           'Table3Settings', 'underdetermined_n', 'KernelRanks', 'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit',
-           'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'truncation_cost',
-           'near_miss_teacher', 'TrainedStudent', 'kernel_sensitivity', 'estimation_std', 'recovery_tolerance',
-           'direction_cut', 'learned_directions', 'measure_students', 'estimator_sweep', 'measure_estimators',
-           'mean_over_seeds', 'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows',
-           'linear_oracle_kernel', 'underdetermined_oracle', 'table3_claims', 'table3_figures', 'table3_extra',
-           'summarise_table3', 'Table3', 'InitScalePoint', 'init_scale_curve', 'init_scale_readings', 'TrajectoryPoint',
-           'gd_trajectory', 'init_scale_figure']
+           'FUSS_CATALAN_EDGE', 'Table3Settings', 'underdetermined_n', 'KernelRanks', 'FlatTeacherFit',
+           'NonflatTeacherFit', 'NearMissFit', 'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint',
+           'EstimatorsOfSeed', 'Teacher', 'truncation_cost', 'near_miss_teacher', 'TrainedStudent',
+           'kernel_sensitivity', 'estimation_std', 'recovery_tolerance', 'direction_cut', 'learned_directions',
+           'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure',
+           'spectra_figure', 'estimator_figure', 'table3_rows', 'linear_oracle_kernel', 'underdetermined_oracle',
+           'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3', 'Table3', 'InitScalePoint',
+           'init_scale_curve', 'init_scale_readings', 'TrajectoryPoint', 'gd_trajectory', 'init_scale_figure',
+           'init_edge_scale']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -849,3 +850,10 @@ def init_scale_figure(points, trajectory, stop: float = 1.0):
         ax.xaxis.set_minor_formatter(NullFormatter()); ax.legend(fontsize=6)
     fig.tight_layout(); plt.close(fig)
     return fig
+
+# %% ../nbs/33_table3.ipynb #d9c4d258
+FUSS_CATALAN_EDGE = math.sqrt(27 / 4)   # σ₁(G₁G₂ᵀ)/d → √(27/4) as d → ∞ for G₁, G₂ (d, d) with i.i.d. N(0, 1) entries: the Fuss–Catalan law of order 2
+
+def init_edge_scale(cut: float, top: float, d: int) -> float:
+    "The initialisation scale a at which a student's initial kernel K₀ = W_Q W_Kᵀ (W_Q, W_K (d, d) with N(0, a²) entries) has its spectral edge a²·d·√(27/4) at the level where a learned direction is counted, `cut` times the teacher's largest singular value `top`: a = √(cut·top / (d·√(27/4)))."
+    return math.sqrt(cut * top / (d * FUSS_CATALAN_EDGE))
