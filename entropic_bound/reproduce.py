@@ -113,7 +113,7 @@ def _seeds_would(ns: list) -> str:
     return "would take " + (" and ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else words[0]) + " seeds at their trend"
 
 def claims_count_line(claims: list) -> str:
-    "One line: how many empirical claims hold (with controls that fail, decided), fail, are undecided (with the seeds they would take, where the records say), uninformative or strawmen; how many consistency checks pass, fail, are undecided."
+    "One line: how many empirical claims hold (with controls that fail, decided), how many of those against a control that is a near miss in fact (`report.near_miss`), fail, are undecided (with the seeds they would take, where the records say), uninformative or strawmen; how many consistency checks pass, fail, are undecided."
     k = count_claims(claims)
     line = f"{k['empirical_hold']} of {k['empirical']} empirical claims hold, each against a negative control that fails"
     more = [f"{k['empirical_fail']} fail"] if k["empirical_fail"] else []
@@ -122,6 +122,7 @@ def claims_count_line(claims: list) -> str:
     if k["uninformative"]: more.append(f"{k['uninformative']} uninformative: the control does not fail, decided")
     if k["strawman"]: more.append(f"{k['strawman']} with a strawman control: it fails by more than {STRAWMAN_SE:g} standard errors")
     if more: line += " (" + "; ".join(more) + ")"
+    if k["empirical_hold"]: line += f"; {k['empirical_hold_near_miss']} of the {k['empirical_hold']} hold against a control that is a near miss (not at a fraction's extreme)"
     con = [f"{k[key]} {word}" for key, word in (("consistency_fail", "fail"), ("consistency_undecided", "undecided")) if k[key]]
     return line + f"; {k['consistency_pass']} of {k['consistency']} consistency checks pass" + (f" ({', '.join(con)})" if con else "")
 
