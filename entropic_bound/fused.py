@@ -205,25 +205,34 @@ def attention_student_grads(params: dict, data: dict) -> tuple:
 def _operator(P, Q, mask, A):
     "A = P̃ Qᵀ, P̃ = P diag(m), written into `A` (T, T): factors P, Q (T, r), mask (r,)."
     T, r = P.shape
+    QT = np.empty((r, T), P.dtype)
+    for s in range(T):
+        for k in range(r): QT[k, s] = Q[s, k]
     A[:] = 0.0
     for t in range(T):
         for k in range(r):
             p = P[t, k] * mask[k]
-            for s in range(T): A[t, s] += p * Q[s, k]                 # A = P̃ Qᵀ
+            for s in range(T): A[t, s] += p * QT[k, s]                 # A = P̃ Qᵀ
 
 @njit(cache=True)
 def _factor_grads(gA, P, Q, mask, gP, gQ):
     "The factors' gradients from Ȧ = `gA` (T, T), written into gP, gQ (T, r): Ṗ = (Ȧ Q) diag(m), Q̇ = Ȧᵀ P̃."
     T, r = P.shape
+    Pm = np.empty((T, r), P.dtype)
+    for t in range(T):
+        for k in range(r): Pm[t, k] = P[t, k] * mask[k]                 # P̃
     gP[:] = 0.0; gQ[:] = 0.0
     for t in range(T):
         for s in range(T):
             g = gA[t, s]
-            for k in range(r):
-                gP[t, k] += g * Q[s, k]                 # Ȧ Q
-                gQ[s, k] += g * (P[t, k] * mask[k])                 # Ȧᵀ P̃
+            for k in range(r): gP[t, k] += g * Q[s, k]                 # Ȧ Q
+    for t in range(T):
+        for s in range(T):
+            g = gA[t, s]
+            for k in range(r): gQ[s, k] += g * Pm[t, k]                 # Ȧᵀ P̃
     for t in range(T):
         for k in range(r): gP[t, k] *= mask[k]                 # diag(m)
+
 
 # %% ../nbs/21b_fused.ipynb #f668f2e7
 @njit(cache=True)
@@ -307,7 +316,8 @@ def _sample_grads(A, V, X, Y, gA, gV) -> float:
         for t in range(T):
             for s in range(T):
                 w = A[t, s]
-                for e in range(P): G[t, e] += w * XV[s, e]; AX[t, e] += w * Xp[s, e]                 # A XV, AX
+                for e in range(P): G[t, e] += w * XV[s, e]                 # A XV
+                for e in range(P): AX[t, e] += w * Xp[s, e]                 # AX
             for e in range(d):
                 r_ = G[t, e] - Y[i, t, e]
                 total += r_ * r_
