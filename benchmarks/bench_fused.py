@@ -1,7 +1,7 @@
 """Fused step benchmark: one training step of a batch of attention students, the compiled fused step against the
 batched autograd step (the engine's reference path), side by side in one run on one CPU thread.
 
-    python benchmarks/bench_fused.py [--steps 60] [--rounds 3]
+    python benchmarks/bench_fused.py [--only table3,table1] [--steps 60] [--rounds 3] [--table1-steps 300] [--table1-rounds 3]
 
 For each batch size B (Table 3's underdetermined batches: 12 students seed by seed, 36 in the quick preset, about
 100 in the paper preset) and each number of samples per student n, both paths take the same steps from the same
@@ -9,12 +9,28 @@ students (Adam, T = 16, d = 12, half of them softmax); the rounds alternate the 
 hits both. `entropic_bound.fused.FUSED_UP_TO` is the largest n at which the fused step is the faster at every B here:
 `fit_students` reads a student's own n, never its batch's size, so that choice must hold for every batch it meets.
 Writes benchmarks/fused.json (per cell: ms per step of each path and their ratio).
+
+Table 1 (`--only table1`): its students' training calls through the library's own functions, the fused path
+(`surrogate_student_step`, the default on the CPU) against the reference path (`fused=False`: autograd on the second
+moments, the batched closed form on the samples), on one thread:
+- per step, each class at the quick preset's batch: the rank sweep (24 students, ranks 1..8 on 3 data sets' moments,
+  n = 256), Theorem 4's over-parameterised students on moments (6), and the implicit-bias regime on one sample each —
+  small- and large-init GD (6), Adam (3), the minimum-norm student (3) — a fixed number of steps both ways, alternating;
+- the whole of Table 1's training (`measure_table1`, quick preset, seeds 0-2) in fresh processes, one per path and round,
+  alternating: the seconds inside the engine (`train_batched`) and of the whole measurement, and their ratios (medians);
+  the machine's one-minute load average at the start and the end is recorded beside them.
+Its record is the "table1" entry of benchmarks/fused.json; the rest of the file is kept (and the other way round).
 """
 import argparse
 import datetime
 import json
+import os
 import platform
+import statistics
+import subprocess
+import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -23,6 +39,10 @@ from _commit import head_commit
 from entropic_bound.attention import student_outputs
 from entropic_bound.fused import attention_student_step, FUSED_UP_TO
 from entropic_bound.train import _Optimizer
+import entropic_bound.linear as linear
+import entropic_bound.table1 as table1
+from entropic_bound.policy import set_cpu_threads, set_engine_threads
+from entropic_bound.tasks import linear_task
 
 STORED = Path(__file__).parent / "fused.json"
 
@@ -64,22 +84,114 @@ def time_cell(B: int, n: int, steps: int, rounds: int) -> dict:
     return dict(B=B, n=n, fused_ms=per(fused), autograd_ms=per(autograd), ratio=autograd / fused)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--rounds", type=int, default=3)
-    a = p.parse_args()
-    torch.set_num_threads(1)
+def table3_record(steps: int, rounds: int) -> dict:
+    "The attention students' cells (Table 3)."
     cells = []
     for B in (12, 36, 100):
         for n in (1, 2, 4, 16):
-            c = time_cell(B, n, a.steps, a.rounds)
+            c = time_cell(B, n, steps, rounds)
             cells.append(c)
             print(f"B {B:3d}, n {n:2d}: fused {c['fused_ms']:.3f} ms, autograd {c['autograd_ms']:.3f} ms a step -> autograd / fused {c['ratio']:.2f}", flush=True)
     faster = max((n for n in sorted({c["n"] for c in cells}) if all(c["ratio"] > 1 for c in cells if c["n"] <= n)), default=0)
     print(f"the fused step is the faster at every B up to n = {faster}; FUSED_UP_TO = {FUSED_UP_TO}")
-    STORED.write_text(json.dumps(dict(date=datetime.date.today().isoformat(), commit=head_commit(), machine=platform.machine(),
-                                      torch=torch.__version__, threads=1, cells=cells, fastest_up_to=faster, FUSED_UP_TO=FUSED_UP_TO), indent=1) + "\n")
+    return dict(date=datetime.date.today().isoformat(), commit=head_commit(), machine=platform.machine(),
+                torch=torch.__version__, threads=1, cells=cells, fastest_up_to=faster, FUSED_UP_TO=FUSED_UP_TO)
+
+
+# ---- Table 1 ----
+
+def table1_classes() -> dict:
+    "Each class of Table 1's students at the quick preset's batch: {name: (models, train(fused, steps))}, every call a fixed number of steps."
+    s = table1.Table1Settings(**table1.TABLE1_PRESETS["quick"])
+    sweep = linear.task_moments([linear_task(s.n, s.T, s.d, s.r_star, None, s.noise_std, seed=x) for x in (0, 1, 2)])
+    recovery = linear.task_moments([linear_task(s.n, s.T, s.d, s.r_star, None, s.noise_std, seed=x) for x in range(6)])
+    few = [linear_task(s.implicit_n, s.T, s.d, s.r_star, None, s.noise_std, seed=x) for x in (0, 1, 2)]
+    samples = (torch.stack([t.X for t in few]), torch.stack([t.Y for t in few]))
+    twice = tuple(t.repeat(2, 1, 1, 1) for t in samples)
+    over = partial(linear.train_overparameterised, progress=False)
+    return {"rank sweep (moments, masked rank 1..8)": (24, lambda f, k: linear.train_rank_sweep(sweep, s.ranks, [0, 1, 2], s.sweep_init, s.sweep_lr, k, rtol=None, progress=False, fused=f)),
+            "Theorem 4, over-parameterised GD (moments)": (6, lambda f, k: over(recovery, list(range(6)), s.gd_init, s.gd_lr, k, fused=f)),
+            "implicit bias, GD small and large init (n = 1)": (6, lambda f, k: over(twice, [0, 1, 2] * 2, [s.gd_init] * 3 + [s.large_init_scale] * 3, s.implicit_gd_lr, k, fused=f)),
+            "implicit bias, Adam (n = 1)": (3, lambda f, k: over(samples, [0, 1, 2], s.gd_init, s.implicit_gd_lr, k, optimizer="adam", fused=f)),
+            "implicit bias, minimum norm (unfactorised, n = 1)": (3, lambda f, k: over(samples, [0, 1, 2], 0.0, s.implicit_lr, k, factorised=False, fused=f))}
+
+
+def table1_cells(steps: int, rounds: int) -> list:
+    "ms per step of each class, fused and reference, the same calls alternating."
+    cells = []
+    for name, (models, train) in table1_classes().items():
+        train(True, 2); train(False, 2)                                            # compile (or load the cache) outside the clock
+        t = dict(fused=0.0, reference=0.0)
+        for _ in range(rounds):
+            for path in ("fused", "reference"):
+                t0 = time.perf_counter(); train(path == "fused", steps); t[path] += time.perf_counter() - t0
+        per = {k: 1e3 * v / (steps * rounds) for k, v in t.items()}
+        cells.append(dict(students=name, models=models, steps=steps, fused_ms=per["fused"], reference_ms=per["reference"], ratio=per["reference"] / per["fused"]))
+        print(f"{name}: {models} models, fused {per['fused']:.3f} ms, reference {per['reference']:.3f} ms a step -> reference / fused {per['reference'] / per['fused']:.2f}", flush=True)
+    return cells
+
+
+def table1_child(path: str) -> dict:
+    "One fresh process: Table 1's measurement at the quick preset, seeds 0-2, on one thread, on `path` ('fused' or 'reference') -> seconds in the engine and in all."
+    if path == "reference":                                                        # Table 1 reaches the engine through these two
+        for name in ("train_rank_sweep", "train_overparameterised"): setattr(table1, name, partial(getattr(linear, name), fused=False))
+    engine, inside = linear.train_batched, [0.0]
+    def timed(*a, **kw):
+        t0 = time.perf_counter(); res = engine(*a, **kw); inside[0] += time.perf_counter() - t0
+        return res
+    linear.train_batched = timed
+    s = table1.Table1Settings(**table1.TABLE1_PRESETS["quick"])
+    t0 = time.perf_counter()
+    table1.measure_table1(s, (0, 1, 2), progress=False)
+    return dict(path=path, train_s=inside[0], measure_s=time.perf_counter() - t0)
+
+
+def table1_training(rounds: int) -> dict:
+    "Table 1's training, fresh processes alternating between the paths, medians over `rounds`."
+    runs = []
+    for i in range(rounds):
+        for path in (("fused", "reference") if i % 2 == 0 else ("reference", "fused")):
+            out = subprocess.run([sys.executable, __file__, "--table1-child", path], capture_output=True, text=True, check=True)
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"round {i + 1}, {path}: training {runs[-1]['train_s']:.2f} s, measurement {runs[-1]['measure_s']:.2f} s", flush=True)
+    med = lambda path, key: statistics.median(r[key] for r in runs if r["path"] == path)
+    out = dict(runs=runs, fused_train_s=med("fused", "train_s"), reference_train_s=med("reference", "train_s"),
+               fused_measure_s=med("fused", "measure_s"), reference_measure_s=med("reference", "measure_s"))
+    out |= dict(train_ratio=out["reference_train_s"] / out["fused_train_s"], measure_ratio=out["reference_measure_s"] / out["fused_measure_s"])
+    print(f"Table 1's training: reference {out['reference_train_s']:.2f} s, fused {out['fused_train_s']:.2f} s -> {out['train_ratio']:.2f}x; "
+          f"the whole measurement {out['reference_measure_s']:.2f} s -> {out['fused_measure_s']:.2f} s ({out['measure_ratio']:.2f}x)", flush=True)
+    return out
+
+
+def table1_record(steps: int, rounds: int, training_rounds: int) -> dict:
+    "Table 1's record: the per-step cells and the whole training in fresh processes."
+    load = [round(os.getloadavg()[0], 2)]                                             # the machine is shared: its load is part of the record
+    cells = table1_cells(steps, rounds)
+    training = table1_training(training_rounds)
+    load.append(round(os.getloadavg()[0], 2))
+    return dict(date=datetime.date.today().isoformat(), commit=head_commit(), machine=platform.machine(), torch=torch.__version__, threads=1,
+                load_average=load, cells=cells, training=training)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default="table3,table1", help="comma-separated: table3 (attention students), table1 (token-mixing students)")
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--table1-steps", type=int, default=300)
+    p.add_argument("--table1-rounds", type=int, default=3, help="rounds of the per-step cells and of the fresh-process training runs")
+    p.add_argument("--table1-child", choices=("fused", "reference"), help=argparse.SUPPRESS)
+    a = p.parse_args()
+    torch.set_num_threads(1); set_cpu_threads(1); set_engine_threads(1)
+    if a.table1_child:
+        print(json.dumps(table1_child(a.table1_child))); return
+    only = set(a.only.split(","))
+    if only - {"table1", "table3"}: p.error(f"--only: unknown {sorted(only - {'table1', 'table3'})}")
+    stored = json.loads(STORED.read_text()) if STORED.exists() else {}
+    record = {k: v for k, v in stored.items() if k == "table1"} if "table3" in only else {k: v for k, v in stored.items() if k != "table1"}
+    if "table3" in only: record = table3_record(a.steps, a.rounds) | record
+    if "table1" in only: record["table1"] = table1_record(a.table1_steps, a.table1_rounds, a.table1_rounds)
+    STORED.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":
