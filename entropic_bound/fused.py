@@ -255,42 +255,56 @@ def _combine_rows(out, w, M):
         j += 1
 
 @njit(cache=True)
-def _moment_grads(A, V, R, Rt, H, Ht, yy, gA, gV, loss):
-    "K students on one data set's second moments: A (K, T, T), V (K, d, d); R, H (T², d²), their transposes Rt, Ht (d², T²), yy the mean ‖Y‖² -> loss (K,), gradients gA (K, T, T), gV (K, d, d), written in place."
-    K, T, d = A.shape[0], A.shape[1], V.shape[1]; TT, dd = T * T, d * d
+def _moment_grads(A, V, R, Rt, Z, Zt, yy, gA, gV, loss):
+    "K students on one data set's second moments: A (K, T, T), V (K, d, d); R (T², d²) and Rt = Rᵀ; Z (T(T+1)/2, d(d+1)/2), H on the pairs s ≤ x, a ≤ c symmetrised in (a, c), and Zt = Zᵀ; yy the mean ‖Y‖² -> loss (K,), gradients gA (K, T, T), gV (K, d, d), written in place."
+    K, T, d = A.shape[0], A.shape[1], V.shape[1]; TT, dd, Tp, dp = T * T, d * d, Z.shape[0], Z.shape[1]
     a, v = A.reshape(K, TT), V.reshape(K, dd)                          # vec A, vec V (row-major, as `empirical_risk` flattens)
-    AtA, VVt = np.zeros((K, TT), A.dtype), np.zeros((K, dd), A.dtype)
+    U, W = np.zeros((K, Tp), A.dtype), np.zeros((K, dp), A.dtype)     # AᵀA, VVᵀ on the pairs s ≤ x, a ≤ c, diagonals halved: U', W'
     for k in range(K):
-        for t in range(T):
-            for s in range(T):
-                x = A[k, t, s]
-                for u in range(T): AtA[k, s * T + u] += x * A[k, t, u]                 # AᵀA
+        p = 0
+        for s in range(T):
+            for x in range(s, T):
+                u = 0.0
+                for t in range(T): u += A[k, t, s] * A[k, t, x]
+                U[k, p] = 0.5 * u if s == x else u                 # (AᵀA)_sx
+                p += 1
+        p = 0
         for i in range(d):
-            for c in range(d):
-                x = 0.0
-                for j in range(d): x += V[k, i, j] * V[k, c, j]
-                VVt[k, i * d + c] = x                 # VVᵀ
-    Rv, KV = np.zeros((K, TT), A.dtype), np.zeros((K, TT), A.dtype)
-    Ra, MA = np.zeros((K, dd), A.dtype), np.zeros((K, dd), A.dtype)
+            for c in range(i, d):
+                w = 0.0
+                for j in range(d): w += V[k, i, j] * V[k, c, j]
+                W[k, p] = 0.5 * w if i == c else w                 # (VVᵀ)_ac
+                p += 1
+    Rv, Ra = np.zeros((K, TT), A.dtype), np.zeros((K, dd), A.dtype)
+    KVp, MAp = np.zeros((K, Tp), A.dtype), np.zeros((K, dp), A.dtype)
     _combine_rows(Rv, v, Rt)                 # R v
-    _combine_rows(KV, VVt, Ht)                 # K_V = H vec(VVᵀ)
     _combine_rows(Ra, a, R)                 # Rᵀ a
-    _combine_rows(MA, AtA, H)                 # M_A = Hᵀ vec(AᵀA)
+    _combine_rows(KVp, W, Zt)                 # K_V = H vec(VVᵀ), pairs s ≤ x
+    _combine_rows(MAp, U, Z)                 # M_A = Hᵀ vec(AᵀA), pairs a ≤ c
+    KV, MA = np.empty((T, T), A.dtype), np.empty((d, d), A.dtype)
     for k in range(K):
         lin, quad = 0.0, 0.0
-        for i in range(TT): lin += a[k, i] * Rv[k, i]; quad += AtA[k, i] * KV[k, i]
-        loss[k] = yy - 2.0 * lin + quad                 # ‖Y‖² − 2aᵀRv + vec(AᵀA)ᵀK_V
+        for i in range(TT): lin += a[k, i] * Rv[k, i]
+        for i in range(Tp): quad += U[k, i] * KVp[k, i]
+        loss[k] = yy - 2.0 * lin + 2.0 * quad                 # ‖Y‖² − 2aᵀRv + vec(AᵀA)ᵀK_V
+        p = 0
+        for s in range(T):
+            for x in range(s, T): KV[s, x] = KVp[k, p]; KV[x, s] = KVp[k, p]; p += 1
+        p = 0
+        for i in range(d):
+            for c in range(i, d): MA[i, c] = MAp[k, p]; MA[c, i] = MAp[k, p]; p += 1
         gA[k] = 0.0; gV[k] = 0.0
         for t in range(T):
             for s in range(T):
                 x = A[k, t, s]
-                for u in range(T): gA[k, t, u] += x * KV[k, s * T + u]                 # A K_V
+                for u in range(T): gA[k, t, u] += x * KV[s, u]                 # A K_V
             for u in range(T): gA[k, t, u] = 2.0 * (gA[k, t, u] - Rv[k, t * T + u])                 # Ȧ = 2(A K_V − mat(Rv))
         for i in range(d):
             for c in range(d):
-                x = MA[k, i * d + c]
+                x = MA[i, c]
                 for j in range(d): gV[k, i, j] += x * V[k, c, j]                 # M_A V
             for j in range(d): gV[k, i, j] = 2.0 * (gV[k, i, j] - Ra[k, i * d + j])                 # V̇ = 2(M_A V − mat(Rᵀa))
+
 
 # %% ../nbs/21b_fused.ipynb #a97196f7
 @njit(cache=True)
@@ -339,7 +353,7 @@ def _sample_grads(A, V, X, Y, gA, gV) -> float:
 
 # %% ../nbs/21b_fused.ipynb #36341d44
 @njit(cache=True)
-def _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss):
+def _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y, gP, gQ, gV, loss):
     "Students b0..b1-1 (on moments: of one group): losses into loss[b0:b1], gradients into gP, gQ (K, T, r), gV (K, d, d), K = b1 - b0 (unfactorised: Ȧ into gP)."
     K, T = b1 - b0, P.shape[1]
     A, gA = np.empty((K, T, T), P.dtype), np.empty((K, T, T), P.dtype)
@@ -348,7 +362,7 @@ def _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R
         else: A[k] = P[b0 + k]
     if on_moments:
         g = group[b0]
-        _moment_grads(A, V[b0:b1], R[g], Rt[g], H[g], Ht[g], yy[g], gA, gV, loss[b0:b1])
+        _moment_grads(A, V[b0:b1], R[g], Rt[g], Z[g], Zt[g], yy[g], gA, gV, loss[b0:b1])
     else:
         for k in range(K): loss[b0 + k] = _sample_grads(A[k], V[b0 + k], X[b0 + k], Y[b0 + k], gA[k], gV[k])
     for k in range(K):
@@ -356,11 +370,11 @@ def _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R
         else: gP[k] = gA[k]
 
 @njit(cache=True)
-def _surrogate_run_step(b0, b1, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+def _surrogate_run_step(b0, b1, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                         frozen, adam, step_size, bc2_sqrt, lr, b1_, b2_, eps, loss):
     "Students b0..b1-1: losses (into loss[b0:b1]) and their optimiser steps, in place."
     gP, gQ, gV = np.empty_like(P[b0:b1]), np.empty_like(Q[b0:b1]), np.empty_like(V[b0:b1])
-    _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss)
+    _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y, gP, gQ, gV, loss)
     for k in range(b1 - b0):
         b = b0 + k
         _update(P[b], gP[k], mP[b], vP[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
@@ -368,36 +382,36 @@ def _surrogate_run_step(b0, b1, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorise
         _update(V[b], gV[k], mV[b], vV[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
 
 @njit(parallel=True, cache=True)
-def _surrogate_step_threads(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+def _surrogate_step_threads(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                             frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
     "Every run's step (`runs`: the first student of each run, then B), the runs spread over the threads."
     for j in prange(runs.shape[0] - 1):
-        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                             frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
 
 @njit(cache=True)
-def _surrogate_step_one_thread(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+def _surrogate_step_one_thread(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                                frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
     "Every run's step, one after another."
     for j in range(runs.shape[0] - 1):
-        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y,
+        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                             frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
 
 @njit(parallel=True, cache=True)
-def _surrogate_grads_batch(runs, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP, gQ, gV, loss):
+def _surrogate_grads_batch(runs, P, Q, V, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y, gP, gQ, gV, loss):
     "Loss and gradients of every student of the batch, no update."
     for j in prange(runs.shape[0] - 1):
         b0, b1 = runs[j], runs[j + 1]
-        _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, H, Ht, yy, X, Y, gP[b0:b1], gQ[b0:b1], gV[b0:b1], loss)
+        _surrogate_run_grads(b0, b1, P, Q, V, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y, gP[b0:b1], gQ[b0:b1], gV[b0:b1], loss)
 
 # %% ../nbs/21b_fused.ipynb #b648e5a8
 @dataclass(frozen=True)
 class FusedMoments:
-    "Second moments as the fused step reads them, contiguous numpy arrays: `R`, `H` (S, T², d²), their transposes `Rt`, `Ht` (S, d², T²), `yy` (S,)."
+    "Second moments as the fused step reads them, contiguous numpy arrays: `R` (S, T², d²) and its transpose `Rt`; `Z` (S, T(T+1)/2, d(d+1)/2), H on the pairs s ≤ x, a ≤ c symmetrised in (a, c), and its transpose `Zt`; `yy` (S,)."
     R: np.ndarray
     Rt: np.ndarray
-    H: np.ndarray
-    Ht: np.ndarray
+    Z: np.ndarray
+    Zt: np.ndarray
     yy: np.ndarray
 
     @classmethod
@@ -405,8 +419,12 @@ class FusedMoments:
         "The arrays of `m`, a `linear.SecondMoments` with one group dim (S, ...) on the CPU."
         if m.R.dim() != 3 or m.H.shape != m.R.shape or m.yy.shape != m.R.shape[:1]: raise InputError(f"a fused step needs moments with one group dim; got R {tuple(m.R.shape)}")
         if m.R.device.type != "cpu": raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
-        c = lambda t: np.ascontiguousarray(t.detach().numpy())
-        return cls(c(m.R), c(m.R.mT), c(m.H), c(m.H.mT), c(m.yy))
+        S, T, d = m.R.shape[0], m.T, m.d
+        H = m.H.detach().reshape(S, T, T, d, d)                                       # H[(s,x),(a,c)]
+        s, x = torch.triu_indices(T, T); a, c = torch.triu_indices(d, d)             # the pairs s ≤ x, a ≤ c, row-major
+        Z = (H + H.transpose(-1, -2))[:, s, x][:, :, a, c]                            # Z = H_(s,x),(a,c) + H_(s,x),(c,a)
+        arr = lambda t: np.ascontiguousarray(t.detach().numpy())
+        return cls(arr(m.R), arr(m.R.mT), arr(Z), arr(Z.mT), arr(m.yy))
 
 @lru_cache(maxsize=256)
 def _constant(kind: str, B: int, r: int, dtype: str) -> np.ndarray:
@@ -439,11 +457,11 @@ def _surrogate_arrays(params: dict, data: dict, moments: FusedMoments | None) ->
     if group.shape != (B,) or group.min() < 0 or group.max() >= moments.R.shape[0]: raise InputError(f"data['group'] must give each of the {B} students a group in 0..{moments.R.shape[0] - 1}")
     runs = np.concatenate((np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))), [B])).astype(np.int64)   # consecutive students of one group
     none = _constant("samples", 0, 0, dtype)
-    return names, P, Q, V, mask, factorised, group, runs, (moments.R, moments.Rt, moments.H, moments.Ht, moments.yy), none, none
+    return names, P, Q, V, mask, factorised, group, runs, (moments.R, moments.Rt, moments.Z, moments.Zt, moments.yy), none, none
 
 def _surrogate_work(B: int, T: int, d: int, n: int, on_moments: bool) -> int:
-    "A step's work in `THREADS_FROM`'s unit, samples: B·n on samples; on moments a student's four T²×d² products count as the samples (3T²d + 2Td² multiply-adds each) that do as much."
-    return B * (-(-4 * T * T * d * d // (3 * T * T * d + 2 * T * d * d)) if on_moments else n)
+    "A step's work in `THREADS_FROM`'s unit, samples: B·n on samples; on moments a student's products with R and Z (2T²d² + T(T+1)d(d+1)/2 multiply-adds) count as the samples (3T²d + 2Td² each) that do as much."
+    return B * (-(-(2 * T * T * d * d + T * (T + 1) * d * (d + 1) // 2) // (3 * T * T * d + 2 * T * d * d)) if on_moments else n)
 
 def surrogate_student_step(params: dict, data: dict, opt, frozen: torch.Tensor | None = None, moments: FusedMoments | None = None) -> torch.Tensor:
     "One training step of every token-mixing student, in place: `params` {P, Q (B, T, r), V (B, d, d)} (A = P diag(m) Qᵀ with `data['mask']` (B, 1, r), else every column) or {A (B, T, T), V}; the loss on the samples `data` {X, Y (B, n, T, d)}, or with `moments` on the moments of each student's `data['group']` (B,); `opt` the engine's optimiser -> loss before the step (B,) float64."
