@@ -205,31 +205,23 @@ def attention_student_grads(params: dict, data: dict) -> tuple:
 def _operator(P, Q, mask, A):
     "A = P̃ Qᵀ, P̃ = P diag(m), written into `A` (T, T): factors P, Q (T, r), mask (r,)."
     T, r = P.shape
-    QT = np.empty((r, T), P.dtype)
-    for s in range(T):
-        for k in range(r): QT[k, s] = Q[s, k]
-    A[:] = 0.0
+    Pm, QT = np.empty((T, r), P.dtype), np.empty((r, T), P.dtype)
     for t in range(T):
-        for k in range(r):
-            p = P[t, k] * mask[k]
-            for s in range(T): A[t, s] += p * QT[k, s]                 # A = P̃ Qᵀ
+        for k in range(r): Pm[t, k] = P[t, k] * mask[k]; QT[k, t] = Q[t, k]
+    A[:] = 0.0
+    _combine_rows(A, Pm, QT)                 # A = P̃ Qᵀ
 
 @njit(cache=True)
 def _factor_grads(gA, P, Q, mask, gP, gQ):
     "The factors' gradients from Ȧ = `gA` (T, T), written into gP, gQ (T, r): Ṗ = (Ȧ Q) diag(m), Q̇ = Ȧᵀ P̃."
     T, r = P.shape
-    Pm = np.empty((T, r), P.dtype)
+    Pm, gAT = np.empty((T, r), P.dtype), np.empty((T, T), P.dtype)
     for t in range(T):
         for k in range(r): Pm[t, k] = P[t, k] * mask[k]                 # P̃
+        for s in range(T): gAT[s, t] = gA[t, s]
     gP[:] = 0.0; gQ[:] = 0.0
-    for t in range(T):
-        for s in range(T):
-            g = gA[t, s]
-            for k in range(r): gP[t, k] += g * Q[s, k]                 # Ȧ Q
-    for t in range(T):
-        for s in range(T):
-            g = gA[t, s]
-            for k in range(r): gQ[s, k] += g * Pm[t, k]                 # Ȧᵀ P̃
+    _combine_rows(gP, gA, Q)                 # Ȧ Q
+    _combine_rows(gQ, gAT, Pm)                 # Ȧᵀ P̃
     for t in range(T):
         for k in range(r): gP[t, k] *= mask[k]                 # diag(m)
 
@@ -294,22 +286,18 @@ def _moment_grads(A, V, R, Rt, Z, Zt, yy, gA, gV, loss):
         for i in range(d):
             for c in range(i, d): MA[i, c] = MAp[k, p]; MA[c, i] = MAp[k, p]; p += 1
         gA[k] = 0.0; gV[k] = 0.0
+        _combine_rows(gA[k], A[k], KV)                 # A K_V
+        _combine_rows(gV[k], MA, V[k])                 # M_A V
         for t in range(T):
-            for s in range(T):
-                x = A[k, t, s]
-                for u in range(T): gA[k, t, u] += x * KV[s, u]                 # A K_V
             for u in range(T): gA[k, t, u] = 2.0 * (gA[k, t, u] - Rv[k, t * T + u])                 # Ȧ = 2(A K_V − mat(Rv))
         for i in range(d):
-            for c in range(d):
-                x = MA[i, c]
-                for j in range(d): gV[k, i, j] += x * V[k, c, j]                 # M_A V
             for j in range(d): gV[k, i, j] = 2.0 * (gV[k, i, j] - Ra[k, i * d + j])                 # V̇ = 2(M_A V − mat(Rᵀa))
 
 
 # %% ../nbs/21b_fused.ipynb #a97196f7
 @njit(cache=True)
 def _sample_grads(A, V, X, Y, gA, gV) -> float:
-    "One student's loss on its samples X, Y (n, T, d) and its gradients (written into gA (T, T), gV (d, d))."
+    "One student's loss on its samples X, Y (n, T, d) and its gradients (written into gA (T, T), gV (d, d)); every product a combination of rows (`_combine_rows`)."
     n, T, d = X.shape; f = X.dtype.type
     P = -(-d // 16) * 16                                               # row width padded to a multiple of 16
     zero, two_n = f(0.0), f(2.0 / n)
@@ -317,39 +305,30 @@ def _sample_grads(A, V, X, Y, gA, gV) -> float:
     for a in range(d):
         for e in range(d): Vp[a, e] = V[a, e]
     XV, G, AX = np.empty((T, P), X.dtype), np.empty((T, P), X.dtype), np.empty((T, P), X.dtype)
-    XVT, dA, dV = np.empty((d, T), X.dtype), np.zeros((T, T), X.dtype), np.zeros((d, P), X.dtype)
+    XVT, AXT = np.empty((d, T), X.dtype), np.empty((d, T), X.dtype)
+    dA, dV = np.zeros((T, T), X.dtype), np.zeros((d, P), X.dtype)
     total = 0.0
     for i in range(n):
         for t in range(T):
             for a in range(d): Xp[t, a] = X[i, t, a]
         XV[:] = zero; G[:] = zero; AX[:] = zero
+        _combine_rows(XV, X[i], Vp)                 # XV
+        _combine_rows(G, A, XV)                 # A XV
+        _combine_rows(AX, A, Xp)                 # AX
         for t in range(T):
-            for a in range(d):
-                x = Xp[t, a]
-                for e in range(P): XV[t, e] += x * Vp[a, e]                 # XV
-        for t in range(T):
-            for s in range(T):
-                w = A[t, s]
-                for e in range(P): G[t, e] += w * XV[s, e]                 # A XV
-                for e in range(P): AX[t, e] += w * Xp[s, e]                 # AX
             for e in range(d):
                 r_ = G[t, e] - Y[i, t, e]
                 total += r_ * r_
                 G[t, e] = two_n * r_                 # G = (2/n)(AXV − Y)
-        for t in range(T):
-            for e in range(d): XVT[e, t] = XV[t, e]
-        for t in range(T):
-            for e in range(d):
-                g = G[t, e]
-                for s in range(T): dA[t, s] += g * XVT[e, s]                 # Ȧ += G (XV)ᵀ
-            for a in range(d):
-                x = AX[t, a]
-                for e in range(P): dV[a, e] += x * G[t, e]                 # V̇ += (AX)ᵀ G
+            for e in range(d): XVT[e, t] = XV[t, e]; AXT[e, t] = AX[t, e]
+        _combine_rows(dA, G, XVT)                 # Ȧ += G (XV)ᵀ
+        _combine_rows(dV, AXT, G)                 # V̇ += (AX)ᵀ G
     for t in range(T):
         for s in range(T): gA[t, s] = dA[t, s]
     for a in range(d):
         for e in range(d): gV[a, e] = dV[a, e]
     return total / n
+
 
 # %% ../nbs/21b_fused.ipynb #36341d44
 @njit(cache=True)
