@@ -3,7 +3,8 @@ and all at once (one batch), side by side in one run, on one CPU thread (or on `
 
     python benchmarks/bench_engine.py [--device cpu|cuda] [--no-ceiling]
 
-Both paths call the same `train_rank_sweep` -> `train_batched`, so each model sees the same initialisation, loss
+Both paths call the same `train_rank_sweep` -> `train_batched` on the engine's autograd path (`fused=False`: what
+batching buys the engine; Table 1's fused step is measured by bench_fused.py), so each model sees the same initialisation, loss
 and optimiser; the script checks that both give the same models (population excess risk, which is invariant to the
 scale A -> cA, V -> V/c that floating-point order can move). Two step rules:
 
@@ -47,7 +48,7 @@ def bench(n_models: int, mode: str, device: str = "cpu") -> dict:
     ranks = list(c.ranks)
     seeds = list(range(n_models // len(ranks)))
     steps, rtol = (c.sweep_steps, 1e-7) if mode == "table1" else (FIXED_STEPS, None)   # None: no stopping rule at all
-    train = lambda m, s, r: train_rank_sweep(m, r, s, c.sweep_init, c.sweep_lr, steps, rtol=rtol, progress=False)
+    train = lambda m, s, r: train_rank_sweep(m, r, s, c.sweep_init, c.sweep_lr, steps, rtol=rtol, progress=False, fused=False)
     tasks = _tasks(len(seeds))
     moments, singles = task_moments(tasks).to(device), [task_moments([t]).to(device) for t in tasks]   # not timed
     A_star = torch.stack([t.A for t in tasks]).to(device); V_star = torch.stack([t.V for t in tasks]).to(device)
@@ -88,7 +89,7 @@ def ceiling(device: str = "cpu", n_models: int = 40, steps: int = FIXED_STEPS, r
         best = float("inf")
         for _ in range(repeats):
             _sync(device); t0 = time.perf_counter()
-            train_rank_sweep(m, rs, seeds, c.sweep_init, c.sweep_lr, steps, rtol=None, progress=False)
+            train_rank_sweep(m, rs, seeds, c.sweep_init, c.sweep_lr, steps, rtol=None, progress=False, fused=False)
             _sync(device); best = min(best, time.perf_counter() - t0)
         return best / steps
     size = lambda m: (m.R.numel() + m.H.numel()) * m.R.element_size()
