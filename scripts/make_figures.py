@@ -96,6 +96,10 @@ def figures() -> dict:
     if seeds.exists():
         quoted.update(seed_figures(json.loads(seeds.read_text())))
         sources["seed_fragile"] = "benchmarks/seed_claims.json (seed_stability.py)"
+    fused = BENCH / "fused.json"
+    if fused.exists() and "table1" in (f := json.loads(fused.read_text())):
+        quoted.update(fused_figures(f["table1"]))
+        sources["fused_table1"] = "benchmarks/fused.json, table1 (bench_fused.py --only table1)"
     examples = BENCH / "examples.json"
     if examples.exists():
         quoted.update(example_figures(json.loads(examples.read_text())))
@@ -169,6 +173,15 @@ def seed_figures(t: dict) -> dict:
     return {"seed_fragile": head + ("; they differ on: " + "; ".join(one(c) for c in differ) + said if differ else "; none differs"),
             "thin_margins": "\n\n" + (markdown_table(table) if table else "(none)") + "\n\n",
             "seed_run": f"{t['date']}, commit {t['commit']}"}
+
+
+def fused_figures(t: dict) -> dict:
+    "Table 1's fused step against the engine's reference path, from bench_fused.py's record: per class of students the step, and the whole training."
+    steps = "; ".join(f"{c['students']} ({c['models']} students): {c['reference_ms']:.3f} -> {c['fused_ms']:.3f} ms per step ({c['ratio']:.2f}x)" for c in t["cells"])
+    tr = t["training"]
+    return {"fused_table1": (f"Table 1's whole training {tr['reference_train_s']:.2f} s -> {tr['fused_train_s']:.2f} s ({tr['train_ratio']:.2f}x; the whole measurement "
+                             f"{tr['measure_ratio']:.2f}x), medians of fresh processes alternating; per step: {steps}"),
+            "fused_run": f"{t['date']}, commit {t['commit']}, {t['threads']} thread, load average {t['load_average'][0]:.1f} -> {t['load_average'][1]:.1f} on 2 cores"}
 
 
 def example_figures(t: dict) -> dict:
