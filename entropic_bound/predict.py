@@ -37,11 +37,25 @@ def min_qk_samples(T: int, d: int, d_v: int, value_known: bool = True, estimate_
     return int(n)
 
 # %% ../nbs/06b_predictability.ipynb #f8d3ddbc
-def _psd_power(A: np.ndarray, power: float) -> np.ndarray:
-    "`A`^`power` for a symmetric positive (semi)definite `A` (m, m), eigenvalues floored at 1e-12 of the largest."
+def _psd_powers(A: np.ndarray, powers) -> list:
+    "[`A`^p for p in `powers`] for a symmetric positive (semi)definite `A` (m, m) from one eigendecomposition, eigenvalues floored at 1e-12 of the largest."
     w, U = np.linalg.eigh((A + A.T) / 2)
     w = np.clip(w, max(w.max(), 0.0) * 1e-12 + np.finfo(np.float64).tiny, None)
-    return (U * w**power) @ U.T
+    return [(U * w**power) @ U.T for power in powers]
+
+def _psd_power(A: np.ndarray, power: float) -> np.ndarray:
+    "`A`^`power` for a symmetric positive (semi)definite `A` (m, m), eigenvalues floored at 1e-12 of the largest."
+    return _psd_powers(A, (power,))[0]
+
+def _triangle_index(d: int) -> np.ndarray:
+    "For each entry (b, c) of a symmetric d × d matrix, row-major, its position among the upper-triangle entries `np.triu_indices(d)` (d·d,)."
+    iu, k = np.triu_indices(d), np.empty((d, d), dtype=np.intp)
+    k[iu] = k[iu[::-1]] = np.arange(iu[0].size)
+    return k.ravel()
+
+def _symmetric_gram(P: np.ndarray, F: np.ndarray, d: int, q: int) -> np.ndarray:
+    "The rearranged Gram R (d·d, q·q), R[(a,a'),(k,k')] = Σ_n P_n[a,a'] F_n[k,k'], of symmetric P_n (d, d) and F_n (q, q) given by their upper triangles `P` (n, d(d+1)/2), `F` (n, q(q+1)/2): one product of the distinct entries (about 4× fewer operations than of the full ones), the rest copied."
+    return (P.T @ F)[_triangle_index(d)][:, _triangle_index(q)]
 
 def nearest_kronecker(R: np.ndarray, d: int, q: int):
     "Factors A (d, d), B (q, q) of the Kronecker product nearest to the Gram H whose rearrangement is `R` (d·d, q·q), R[(a,a'),(k,k')] = H[(a,k),(a',k')]."
@@ -85,14 +99,15 @@ class _Design:
 def _make_design(R: np.ndarray, d: int, q: int) -> _Design:
     "Whitening and Cholesky factor for the Gram H rearranged as `R` (d·d, q·q)."
     A, B = nearest_kronecker(R, d, q)
-    Ai, Bi = _psd_power(A, -0.5), _psd_power(B, -0.5)
-    H4 = R.reshape(d, d, q, q).transpose(0, 2, 1, 3)                        # H[(a,k),(a',k')]
-    Hw = np.einsum("ia,akbl,jb,km,ln->imjn", Ai, H4, Ai, Bi, Bi, optimize=True).reshape(d * q, d * q)
+    (Ai, Ah), (Bi, Bh) = _psd_powers(A, (-0.5, 0.5)), _psd_powers(B, (-0.5, 0.5))
+    Rw = np.matmul(np.matmul(Bi, R.reshape(d, d, q, q)), Bi)                # B^{-1/2} on k and k' of R[a,a',k,k'] (Bi symmetric) ...
+    Rw = np.matmul(Ai, np.matmul(Ai, Rw.reshape(d, d, q * q)).transpose(1, 0, 2)).transpose(1, 0, 2)   # ... and A^{-1/2} on a and a'
+    Hw = Rw.reshape(d, d, q, q).transpose(0, 2, 1, 3).reshape(d * q, d * q)  # H_w[(i,m),(j,n)]
     try: Lw = np.linalg.cholesky((Hw + Hw.T) / 2)
     except np.linalg.LinAlgError: Lw = None
     if Lw is None or np.diag(Lw).min() ** 2 < 1e-10 * np.diag(Lw).max() ** 2:
         raise InsufficientDataError("the design is singular: too few samples (or too little input diversity) to identify the kernel")
-    return _Design(Ai, Bi, Lw, _psd_power(A, 0.5), _psd_power(B, 0.5), {})
+    return _Design(Ai, Bi, Lw, Ah, Bh, {})
 
 _DESIGNS: OrderedDict = OrderedDict()   # the last few designs by the content of their inputs
 _DESIGN_CACHE = 16                      # at most this many designs ...
@@ -129,9 +144,10 @@ def bilinear_fit(X, Y, Z, noise_std: float | None = None) -> KernelFit:
     "Least squares for M in $Y_n = X_n M Z_n + E_n$: `X` (n, T, d), `Y` (n, T, m), `Z` (n, q, m) -> KernelFit with coef (d, q, 1)."
     n, T, d = X.shape
     def gram():
+        q, iu, ju = Z.shape[1], np.triu_indices(d), np.triu_indices(Z.shape[1])
         G = X.transpose(0, 2, 1) @ X                                          # G_n = X_n^T X_n
         ZZ = Z @ Z.transpose(0, 2, 1)                                         # Z_n Z_n^T  (n, q, q)
-        return G.reshape(n, -1).T @ ZZ.reshape(n, -1)                         # rearranged H = sum_n G_n ⊗ Z_n Z_n^T
+        return _symmetric_gram(G[:, iu[0], iu[1]], ZZ[:, ju[0], ju[1]], d, q)   # rearranged H = sum_n G_n ⊗ Z_n Z_n^T, both symmetric
     rhs = (X.reshape(-1, d).T @ (Y @ Z.transpose(0, 2, 1)).reshape(-1, Z.shape[1]))[..., None]   # sum_n X_n^T Y_n Z_n^T
     rss = lambda coef: float(((Y - X @ coef[..., 0] @ Z) ** 2).sum())
     return _whitened_least_squares(_design("bilinear", (X, Z), gram, d, Z.shape[1]), rhs, rss, Y.size, noise_std)
@@ -210,8 +226,8 @@ def lifted_fit(X, Y, noise_std: float | None = None) -> KernelFit:
     G = X.transpose(0, 2, 1) @ X                                           # G_n = X_n^T X_n
     g = symmetric_features(G)                                              # (n, p)
     def gram():
-        gg = g[:, :, None] * g[:, None, :]
-        return G.reshape(n, -1).T @ gg.reshape(n, -1)                      # rearranged H = sum_n G_n ⊗ g_n g_n^T
+        iu, ju = np.triu_indices(d), np.triu_indices(g.shape[1])
+        return _symmetric_gram(G[:, iu[0], iu[1]], g[:, ju[0]] * g[:, ju[1]], d, g.shape[1])   # rearranged H = sum_n G_n ⊗ g_n g_n^T, both symmetric
     XtY = X.transpose(0, 2, 1) @ Y                                         # (n, d, d_v)
     p, dv = g.shape[1], Y.shape[2]
     rhs = (XtY.reshape(n, d * dv).T @ g).reshape(d, dv, p).transpose(0, 2, 1)   # sum_n (X_n^T Y_n) ⊗ g_n, one column per output j
