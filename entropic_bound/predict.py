@@ -100,7 +100,8 @@ def _make_design(R: np.ndarray, d: int, q: int) -> _Design:
     "Whitening and Cholesky factor for the Gram H rearranged as `R` (d·d, q·q)."
     A, B = nearest_kronecker(R, d, q)
     (Ai, Ah), (Bi, Bh) = _psd_powers(A, (-0.5, 0.5)), _psd_powers(B, (-0.5, 0.5))
-    Rw = np.matmul(np.matmul(Bi, R.reshape(d, d, q, q)), Bi)                # B^{-1/2} on k and k' of R[a,a',k,k'] (Bi symmetric) ...
+    iu = np.triu_indices(d)                                                 # R[a,a'] = R[a',a]: B^{-1/2} on k and k' of the distinct a <= a' (Bi symmetric) ...
+    Rw = np.matmul(np.matmul(Bi, R.reshape(d, d, q, q)[iu]), Bi)[_triangle_index(d)]
     Rw = np.matmul(Ai, np.matmul(Ai, Rw.reshape(d, d, q * q)).transpose(1, 0, 2)).transpose(1, 0, 2)   # ... and A^{-1/2} on a and a'
     Hw = Rw.reshape(d, d, q, q).transpose(0, 2, 1, 3).reshape(d * q, d * q)  # H_w[(i,m),(j,n)]
     try: Lw = np.linalg.cholesky((Hw + Hw.T) / 2)
