@@ -104,7 +104,7 @@ def _make_design(R: np.ndarray, d: int, q: int) -> _Design:
     Rw = np.matmul(np.matmul(Bi, R.reshape(d, d, q, q)[iu]), Bi)[_triangle_index(d)]
     Rw = np.matmul(Ai, np.matmul(Ai, Rw.reshape(d, d, q * q)).transpose(1, 0, 2)).transpose(1, 0, 2)   # ... and A^{-1/2} on a and a'
     Hw = Rw.reshape(d, d, q, q).transpose(0, 2, 1, 3).reshape(d * q, d * q)  # H_w[(i,m),(j,n)]
-    try: Lw = np.linalg.cholesky((Hw + Hw.T) / 2)
+    try: Lw = sla.cholesky((Hw + Hw.T) / 2, lower=True, check_finite=False)      # scipy's: over twice numpy's speed at d·q = 936 on one thread
     except np.linalg.LinAlgError: Lw = None
     if Lw is None or np.diag(Lw).min() ** 2 < 1e-10 * np.diag(Lw).max() ** 2:
         raise InsufficientDataError("the design is singular: too few samples (or too little input diversity) to identify the kernel")
