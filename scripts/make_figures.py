@@ -190,9 +190,11 @@ def example_figures(t: dict) -> dict:
     took = lambda s: f"{s:.0f} s" if s < 100 else f"{s / 60:.1f} min"
     rows = t["examples"]
     busiest = max(r["others_cores"] for r in rows)
-    dates = sorted({f"{r['date']}, commit {r['commit']}" for r in rows})
+    commits = list(dict.fromkeys(r["commit"] for r in rows))          # in the order the examples ran (a commit may land during a run)
+    dates = [", ".join(sorted({r["date"] for r in rows})) + (f", commit {commits[0]}" if len(commits) == 1 else f", commits {', '.join(commits)}")]
+    loud = max(rows, key=lambda r: r["longest_silence"])
     return {"example_costs": "; ".join(f"`{r['command'].removeprefix('entropic-bound ')}` {took(r['seconds'])}" for r in rows)
-                             + f" (on {t['machine']}, " + ("idle" if busiest < 0.5 else f"not idle: the rest of the machine used up to {busiest:.1f} cores") + "; "
+                             + f" (the longest any of them wrote nothing: {loud['longest_silence']:.0f} s, in `{loud['command'].removeprefix('entropic-bound ')}`; on {t['machine']}, " + ("idle" if busiest < 0.5 else f"not idle: the rest of the machine used up to {busiest:.1f} cores") + "; "
                              + "; ".join(dates) + ")"}
 
 
