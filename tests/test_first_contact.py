@@ -149,9 +149,15 @@ def _reproduce_script(fake_experiments, out) -> str:
     ''')
 
 
+def hears_ctrl_c():
+    "In a child about to start: Ctrl-C back to its default (a suite started in the background inherits SIGINT ignored, and so would the child)."
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(script, **env):
     "A subprocess running `script` with `env` added, once it prints READY."
-    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=hears_ctrl_c)
     line = proc.stdout.readline()
     assert line.strip() == "READY", (line, proc.stderr.read() if proc.poll() is not None else "")
     return proc
@@ -239,7 +245,8 @@ COMPRESS_HELD = textwrap.dedent('''
 def test_two_compress_runs_into_one_folder(tmp_path, capsys, no_model):
     "The second is refused at once, before it loads a model; the first, interrupted while loading, leaves nothing."
     out = tmp_path / "out"
-    first = subprocess.Popen([sys.executable, "-c", COMPRESS_HELD, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen([sys.executable, "-c", COMPRESS_HELD, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=hears_ctrl_c)
     try:
         line = first.stdout.readline()
         assert line.strip() == "READY", first.stderr.read() if first.poll() is not None else line

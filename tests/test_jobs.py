@@ -102,7 +102,8 @@ def test_ctrl_c_in_a_jobs_run_is_one_line(when, tmp_path):
     cli = [sys.executable, "-c", "import sys; from entropic_bound.cli import main; sys.exit(main(sys.argv[1:]))"]
     out = tmp_path / "o"
     p = subprocess.Popen(cli + ["reproduce", "--preset", "smoke", "--seeds", "1", "--only", "table2", "--jobs", "2", "--out", str(out), "--no-progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))   # a suite started in the background inherits SIGINT ignored
     def parent_hears_ctrl_c():                   # SIGINT not ignored: the few milliseconds of spawning, the one moment it is, are over
         try: return not int(Path(f"/proc/{p.pid}/status").read_text().split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1))
         except (OSError, IndexError): return False
