@@ -25,9 +25,10 @@ from .spectral import InputError
 __all__ = ['MODELS_EXTRA', 'SMOLLM2_FILE', 'SHIPPED_MODELS', 'EXAMPLE_SIZES', 'ADAPTERS', 'FAMILY_MODULE', 'SUPPORTED_FAMILIES',
            'GGUF_MAGIC', 'MAX_POSITIONS', 'require', 'default_model_dir', 'smollm2_path', 'default_text_path',
            'read_text', 'python_docs_text', 'HeadAdapter', 'BertHeads', 'GPT2Heads', 'RotaryHeads', 'LlamaHeads',
-           'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'adapter_from_model', 'ModelSource',
-           'resolve_model', 'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable', 'load_adapter',
-           'loaded_adapter', 'TokenBatch', 'pack_token_ids', 'seq_len_limit', 'encode_text', 'attention_inputs']
+           'GemmaHeads', 'GPTNeoXHeads', 'Phi3Heads', 'adapter_class', 'special_ids', 'adapter_from_model',
+           'ModelSource', 'resolve_model', 'load_tokenizer', 'check_weights_file', 'cache_dir', 'saveable',
+           'load_adapter', 'loaded_adapter', 'TokenBatch', 'pack_token_ids', 'position_limit', 'seq_len_limit',
+           'encode_text', 'attention_inputs']
 
 # %% ../nbs/24_checkpoints.ipynb #bc6ec6c6
 MODELS_EXTRA = 'pip install "entropic_bound[models]"'
@@ -416,20 +417,21 @@ def _check_sizes(cfg, where) -> None:
     if bad is not None: raise InputError("model", f"{where}: {bad}")
 
 # %% ../nbs/24_checkpoints.ipynb #9d451298
-def _special_ids(tokenizer) -> tuple:
-    "(prefix, suffix) ids the tokenizer puts around a text by default, e.g. ([CLS], [SEP]) for BERT, () for GPT-2."
+def special_ids(tokenizer) -> tuple:
+    "(prefix, suffix) ids the tokenizer puts around a text by default, e.g. ([CLS], [SEP]) for BERT, () for GPT-2 (and for no tokenizer)."
     if tokenizer is None: return (), ()
     bare = tokenizer("a", add_special_tokens=False)["input_ids"]
     full = tokenizer("a", add_special_tokens=True)["input_ids"]
     i = next((i for i in range(len(full) - len(bare) + 1) if full[i:i + len(bare)] == bare), 0)
     return tuple(full[:i]), tuple(full[i + len(bare):])
 
+# %% ../nbs/24_checkpoints.ipynb #5e1d0a02
 def adapter_from_model(model, tokenizer=None, name: str = "") -> HeadAdapter:
     "Wrap a transformers model of a supported family (`SUPPORTED_FAMILIES`; weights loaded or random) and its tokenizer in its family's head adapter."
     cfg, family = model.config, _family_check(model.config)
     H, d = cfg.num_attention_heads, cfg.hidden_size
     dh = getattr(cfg, "head_dim", None) or d // H
-    pre, suf = _special_ids(tokenizer)
+    pre, suf = special_ids(tokenizer)
     cls = ADAPTERS[family]
     return cls(model=model.eval(), family=family, n_layers=cfg.num_hidden_layers, n_heads=H, n_kv_heads=getattr(cfg, "num_key_value_heads", None) or H,
                d_model=d, d_head=dh, causal=cls.kind == "decoder", max_positions=cfg.max_position_embeddings, tokenizer=tokenizer,
@@ -624,11 +626,16 @@ def pack_token_ids(line_ids: list, seq_len: int, limit: int, prefix=(), suffix=(
     for i, s in enumerate(seqs): ids[i, :len(s)] = torch.tensor(s); mask[i, :len(s)] = 1
     return TokenBatch(ids, mask, len(cut), n_trunc, limit)
 
+# %% ../nbs/24_checkpoints.ipynb #5e1d0a03
 MAX_POSITIONS = 4096        # the most token positions a packed sequence may span, whatever the model declares (the command line's --seq-len check reads it)
 
+def position_limit(max_positions: int, n_special: int) -> int:
+    "The most tokens of text a packed sequence may hold, from two numbers: a model's `max_positions` (at most `MAX_POSITIONS`) less the `n_special` tokens around each sequence."
+    return min(max_positions, MAX_POSITIONS) - n_special
+
 def seq_len_limit(adapter: HeadAdapter) -> int:
-    "The most tokens of text a packed sequence of `adapter`'s model may hold: its positions (at most `MAX_POSITIONS`) less the special tokens around each sequence."
-    return min(adapter.max_positions, MAX_POSITIONS) - len(adapter.prefix_ids) - len(adapter.suffix_ids)
+    "The most tokens of text a packed sequence of `adapter`'s model may hold: `position_limit` of its positions and the special tokens around each sequence."
+    return position_limit(adapter.max_positions, len(adapter.prefix_ids) + len(adapter.suffix_ids))
 
 def encode_text(adapter: HeadAdapter, lines: list[str], seq_len: int = 128) -> TokenBatch:
     """Tokenise `lines` with the checkpoint's tokenizer and pack them (see `pack_token_ids`) into sequences of `seq_len` tokens; a `seq_len`

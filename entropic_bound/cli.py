@@ -285,34 +285,25 @@ def _tokenizer(model, tokenizer=None):
     try: src = resolve_model(model); return load_tokenizer(src.path, src.gguf_file) if tokenizer is None else load_tokenizer(tokenizer)
     except Exception: return None
 
-def _checkpoint_framing(model, tokenizer=None):
-    """What `checkpoints.seq_len_limit` reads of checkpoint `model`, without its weights: `max_positions` (`_model_positions`), and the
-    `prefix_ids` and `suffix_ids` its tokenizer (or `tokenizer`) puts around a text (`checkpoints._special_ids`, as the adapter reads them),
-    with the `tokenizer`; None where its configuration does not say or its tokenizer does not load."""
-    from types import SimpleNamespace
-    from entropic_bound.checkpoints import _special_ids
-    positions = _model_positions(model)
-    tok = None if positions is None else _tokenizer(model, tokenizer)
-    if tok is None: return None
-    pre, suf = _special_ids(tok)                                                  # [CLS] and [SEP], a BOS, or none
-    return SimpleNamespace(max_positions=positions, prefix_ids=pre, suffix_ids=suf, tokenizer=tok)
-
 def _check_audit(a) -> None:
     """The audit's checks before its model loads, each naming its option: --seed, --curves, --seq-len within what the checkpoint takes
-    (`checkpoints.seq_len_limit` of its `_checkpoint_framing`: the positions it declares less the special tokens around each sequence),
-    and a --text that packs into at least 2 sequences (a fit half and a held-out half; `checkpoints.pack_token_ids` with the checkpoint's
-    tokenizer, where it loads; else at least 2 lines)."""
-    from entropic_bound.checkpoints import pack_token_ids, read_text, seq_len_limit
+    (`checkpoints.position_limit` of the positions its configuration declares, `_model_positions`, and the special tokens its tokenizer puts
+    around each sequence, `checkpoints.special_ids`, both read without its weights), and a --text that packs into at least 2 sequences (a fit
+    half and a held-out half; `checkpoints.pack_token_ids` with the checkpoint's tokenizer, where it loads; else at least 2 lines)."""
+    from entropic_bound.checkpoints import pack_token_ids, position_limit, read_text, special_ids
     _check_seed("seed", a.seed)
     if a.curves < 0: _usage(f"--curves must be >= 0; got {a.curves}")
     if a.seq_len < 8: _usage(f"--seq-len must be at least 8 tokens; got {a.seq_len}")
-    src = _checkpoint_framing(a.model, a.tokenizer)
-    if src is not None and a.seq_len > (limit := seq_len_limit(src)):
-        _usage(f"--seq-len {a.seq_len} is more than the model takes: at most {limit} tokens ({src.max_positions} positions less "
-               f"{len(src.prefix_ids) + len(src.suffix_ids)} special tokens around each sequence)")
+    positions = _model_positions(a.model)
+    tok = None if positions is None else _tokenizer(a.model, a.tokenizer)        # None where the configuration does not say or it does not load
+    if tok is not None:
+        n_special = sum(map(len, special_ids(tok)))                              # [CLS] and [SEP], a BOS, or none
+        if a.seq_len > (limit := position_limit(positions, n_special)):
+            _usage(f"--seq-len {a.seq_len} is more than the model takes: at most {limit} tokens ({positions} positions less "
+                   f"{n_special} special tokens around each sequence)")
     if a.text is None: return
     lines = read_text(a.text)
-    n = len(lines) if src is None else pack_token_ids(src.tokenizer(lines, add_special_tokens=False)["input_ids"], a.seq_len, limit).ids.shape[0]
+    n = len(lines) if tok is None else pack_token_ids(tok(lines, add_special_tokens=False)["input_ids"], a.seq_len, limit).ids.shape[0]
     if n < 2:
         _usage(f"--text {a.text} packs into {n} sequence of --seq-len {a.seq_len} tokens; the audit needs at least 2 (a fit half and a held-out half): give more text or a smaller --seq-len")
 
