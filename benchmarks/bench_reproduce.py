@@ -7,11 +7,12 @@ git revision REV (say the commit before): fresh commands, alternating, `--rounds
 whether the two wrote the same tables and claims byte for byte (a change that should move no number must show "same").
 
     python benchmarks/bench_reproduce.py [--preset paper] [--seeds 5] [--device cpu|cuda] [--no-quick] [--out DIR]
-                                         [--baseline REV [--rounds 3] [--only-baseline]]
+                                         [--baseline REV [--rounds 3] [--only-baseline]] [--claims-only]
 
 The paper preset's claim records (5 seeds) are stored in benchmarks/paper_claims.json; tests/test_paper_claims.py checks that
-every claim there has the verdict the quick preset's reference has, so no claim holds only at quick sizes.
-Every run is appended to benchmarks/timings.json, the log that scripts/make_figures.py quotes the times from.
+every claim there has the verdict the quick preset's reference has, so no claim holds only at quick sizes. With `--claims-only`
+(a change of claims, on a machine too busy to time): the paper preset runs and its claim records are stored, nothing is timed or logged.
+Every timed run is appended to benchmarks/timings.json, the log that scripts/make_figures.py quotes the times from.
 """
 import argparse
 import datetime
@@ -128,6 +129,8 @@ def main():
     p.add_argument("--baseline", default=None, metavar="REV", help="also run the quick preset at git revision REV side by side (fresh commands, alternating)")
     p.add_argument("--rounds", type=int, default=3, help="runs of each side with --baseline (default 3)")
     p.add_argument("--only-baseline", action="store_true", help="with --baseline: only the side-by-side comparison")
+    p.add_argument("--claims-only", action="store_true", help="only the paper preset's claim records (benchmarks/paper_claims.json): no timing "
+                   "is logged, no quick run, no engine benchmark (for a change of claims on a busy machine)")
     a = p.parse_args()
     if a.only_baseline and not a.baseline: p.error("--only-baseline needs --baseline REV")
     if a.rounds < 1: p.error("--rounds must be >= 1")
@@ -153,12 +156,13 @@ def main():
         verdicts = [c["verdict"] for c in claims]
         print(f"  total   {total:8.1f} s   (target <= {target} s: {'met' if total <= target else 'NOT met'}); "
               f"{verdicts.count('holds')}/{len(claims)} claims hold")
-        record(a.preset, a.seeds, jobs, total, per, claims, a.device)
+        if not a.claims_only: record(a.preset, a.seeds, jobs, total, per, claims, a.device)
         if a.preset == "paper" and a.seeds == 5:                    # the CPU's records are the stored ones; a GPU's go beside its logs
             stored = Path(__file__).parent / ("paper_claims.json" if a.device == "cpu" else "gpu_check/paper_claims_cuda.json")
             stored.parent.mkdir(exist_ok=True)
             stored.write_text(json.dumps(dict(preset="paper", seeds=list(range(a.seeds)), claims=claims), indent=1) + "\n")
             print(f"  claim records written to {stored.relative_to(Path.cwd()) if stored.is_relative_to(Path.cwd()) else stored}")
+        if a.claims_only: return
         if not a.no_quick:
             qper, qtotal, qclaims = timed(out / "quick", "quick", 3, a.device, jobs)
             record("quick", 3, jobs, qtotal, qper, qclaims, a.device)
