@@ -171,7 +171,8 @@ def _native(stats: KeyStatistics, bits: np.ndarray, name: str) -> KeyBits:
 
 def codecs_at(pre: KeyStatistics, post: KeyStatistics, bits: int, seed: int = 0, names=None) -> dict:
     """The rows `names` of `ROWS` (None: every row) at the bytes of KIVI-style `bits`-bit keys: name -> `KeyBits` (`pre`, `post`:
-    `key_statistics` before and after the rotary embedding); each row is built only when asked for, the same whatever else is."""
+    `key_statistics` before and after the rotary embedding; only native_post and rank_cut read `post`, which may be None where neither
+    is asked for); each row is built only when asked for, the same whatever else is."""
     L, G, dh = pre.s.shape
     B, rng = budget_bits(dh, bits), np.random.default_rng(seed)
     fill = lambda w, d: np.array([[allocate_bits(w[l, g], d[l, g], B) for g in range(G)] for l in range(L)])
@@ -188,6 +189,8 @@ def codecs_at(pre: KeyStatistics, post: KeyStatistics, bits: int, seed: int = 0,
             "rank_cut": lambda: _native(post, np.broadcast_to(np.array([16] * r + [0] * (dh - r)), (L, G, dh)).copy(), "rank_cut")}
     unknown = set(names or ()) - set(make)
     if unknown: raise InputError("names", f"rows of ROWS ({', '.join(make)}); got {', '.join(sorted(unknown))}")
+    if post is None and (after := {"native_post", "rank_cut"} & set(names or make)):
+        raise InputError("post", f"rows {', '.join(sorted(after))} read the statistics after the rotary embedding; got None")
     return {n: make[n]() for n in make if names is None or n in names}
 
 # %% ../nbs/11e_key_bits.ipynb #152316cd
@@ -355,9 +358,9 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     seq = min(SEQ_LEN, seq_len_limit(adapter))                          # a model of fewer positions packs shorter sequences
     fit, held = encode_text(adapter, split_lines(lines, 0)[0], seq), encode_text(adapter, python_docs_text(max_lines=400), seq).head(EVAL_SEQUENCES)
     if progress: log(f"entropic-bound compress: keys in bits at the bytes of {bits}-bit keys: statistics of {int(fit.mask.sum())} fit tokens ...")
-    pre, post = key_statistics(adapter, fit, pre=(True, False), progress=progress)
+    pre = key_statistics(adapter, fit, pre=True, progress=progress)              # both rows read the statistics before the rotary embedding only
     if progress: log(f"entropic-bound compress: bits water-filled on the native error curve; the original's side on {int(held.mask.sum())} tokens of the other-source text ...")
-    rows = codecs_at(pre, post, int(bits), names=("native", "kivi"))
+    rows = codecs_at(pre, None, int(bits), names=("native", "kivi"))
     model_ = use_codec(adapter.model, None)
     ref, fid = reference_side(model_, held), {}
     try:

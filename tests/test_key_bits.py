@@ -85,3 +85,23 @@ def test_codecs_at_builds_the_rows_asked_for_as_the_full_table_does(tmp_path):
     for name, spec in some.items():
         assert np.array_equal(np.asarray(spec.bits), np.asarray(every[name].bits)), name
     with pytest.raises(Exception, match="names"): codecs_at(*stats, 2, names=("nativ",))
+
+
+def test_the_commands_rows_need_no_statistics_after_the_rotation(tmp_path):
+    "run_key_bits computes the pre-rotary statistics alone: its two rows are the same with post=None, and a row that reads post refuses None."
+    llama = _source(tmp_path / "source", torch.float32)
+    rng = np.random.default_rng(2)
+    toks = pack_token_ids([list(rng.integers(1, 60, size=int(rng.integers(20, 40)))) for _ in range(12)], seq_len=64, limit=16)
+    pre, post = key_statistics(llama, toks, pre=(True, False))
+    alone = key_statistics(llama, toks, pre=True)
+    both, without = codecs_at(pre, post, 2, names=("native", "kivi")), codecs_at(alone, None, 2, names=("native", "kivi"))
+    assert list(both) == list(without) == ["kivi", "native"]
+    for name in both:
+        a, b = both[name], without[name]
+        assert np.array_equal(np.asarray(a.bits), np.asarray(b.bits)) and a.pre == b.pre, name
+        assert (a.encode is None) == (b.encode is None), name
+        for kind in ("encode", "decode"):
+            for ra, rb in zip(getattr(a, kind) or (), getattr(b, kind) or ()):
+                assert all(torch.equal(x, y) for x, y in zip(ra, rb)), (name, kind)
+    for row in ("native_post", "rank_cut"):
+        with pytest.raises(Exception, match="post"): codecs_at(alone, None, 2, names=("native", row))
