@@ -199,13 +199,7 @@ def _checked_options(kind, noise_std, bootstrap, fraction, min_agreement):
     checked_number(fraction, "fraction", low=0, high=1, open_low=True)
     checked_number(min_agreement, "min_agreement", low=0, high=1)
 
-# %% ../nbs/10_your_data.ipynb #62209597
-def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: float | None = None, bootstrap: int = 200,
-             seed: int = 0, fraction: float = 0.8, min_agreement: float = 0.5) -> RankEstimate:
-    "Data-only estimate of r* from samples `X` (n, T, d) and `Y` (n, T, d_v) (`Y` alone for token mixing), `V` (d, d_v) or None, with its stability over `bootstrap` resamples of a `fraction` of the samples, and warnings."
-    _checked_options(kind, noise_std, bootstrap, fraction, min_agreement)
-    with cpu_threads(): return _estimate(X, Y, kind, V, noise_std, int(bootstrap), seed, fraction, min_agreement)
-
+# %% ../nbs/10_your_data.ipynb #a1e5c0d1
 def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement) -> RankEstimate:
     "The body of `estimate`, on one thread."
     if Y is None: raise InputError("Y is required: the outputs, shape (n, T, d)")
@@ -240,6 +234,13 @@ def _estimate(X, Y, kind, V, noise_std, bootstrap, seed, fraction, min_agreement
     if rank is not None and boot.size and agreement < 0.9:
         warnings.append(f"r̂ moves under resampling: {agreement:.0%} of the resamples agree with it")
     return RankEstimate(kind, rank, reason, dec, boot, agreement, warnings, shape, extra)
+
+# %% ../nbs/10_your_data.ipynb #62209597
+def estimate(X=None, Y=None, kind: str = "token-mixing", V=None, noise_std: float | None = None, bootstrap: int = 200,
+             seed: int = 0, fraction: float = 0.8, min_agreement: float = 0.5) -> RankEstimate:
+    "Data-only estimate of r* from samples `X` (n, T, d) and `Y` (n, T, d_v) (`Y` alone for token mixing), `V` (d, d_v) or None, with its stability over `bootstrap` resamples of a `fraction` of the samples, and warnings."
+    _checked_options(kind, noise_std, bootstrap, fraction, min_agreement)
+    with cpu_threads(): return _estimate(X, Y, kind, V, noise_std, int(bootstrap), seed, fraction, min_agreement)
 
 # %% ../nbs/10_your_data.ipynb #840b86f2
 def _read_arrays(path: Path) -> dict:

@@ -162,11 +162,7 @@ class KeyBits:
 
     def read_back(self, l: int, keys: torch.Tensor, rotary=None) -> torch.Tensor:
         "Keys (B, G, T, d_h) of layer l at positions 0..T-1 with every whole run after the sink coded and decoded, the rest as they are: what the cache reads for keys it holds coded."
-        R = max(0, keys.shape[-2] - self.sink) // self.group
-        if R == 0: return keys
-        end = self.sink + R * self.group
-        coded = self.decode_runs(l, self.code_runs(l, keys[..., self.sink:end, :], self.sink, rotary), self.sink, keys, rotary)
-        return torch.cat([keys[..., :self.sink, :], coded, keys[..., end:, :]], -2)
+        return _read_back(self, l, keys, rotary)
 
     def key_bytes_per_token(self, context: int = 2048) -> float:
         """Bytes per token of the whole model's keys as `BitsKeyCache` holds them after `context` tokens: per coded run of `group` tokens the
@@ -189,6 +185,14 @@ class KeyBits:
         return _decoded_runs(self, l, runs, start, like, rotary)
 
 # %% ../nbs/11d_key_cache_runtime.ipynb #401086f1
+def _read_back(spec: KeyBits, l: int, keys: torch.Tensor, rotary=None) -> torch.Tensor:
+    "`KeyBits.read_back` of `spec`: keys (B, G, T, d_h) of layer l, every whole run after the sink coded and decoded, the rest as they are."
+    R = max(0, keys.shape[-2] - spec.sink) // spec.group
+    if R == 0: return keys
+    end = spec.sink + R * spec.group
+    coded = spec.decode_runs(l, spec.code_runs(l, keys[..., spec.sink:end, :], spec.sink, rotary), spec.sink, keys, rotary)
+    return torch.cat([keys[..., :spec.sink, :], coded, keys[..., end:, :]], -2)
+
 def _coded_runs(spec: KeyBits, l: int, keys: torch.Tensor, start: int, rotary=None) -> list:
     "`KeyBits.code_runs` of `spec`: runs of keys (B, G, R * group, d_h) -> per group packed codes, minima, steps and half-precision coordinates."
     if spec.pre: keys = _rotate(keys, *_tables(rotary, keys, start, keys.shape[-2]), inverse=True)
@@ -318,6 +322,22 @@ def _buffered_maps(b: nn.Module, c) -> KeyMaps | KeyBits:
     post = c.key_cache_route == "post"
     return KeyMaps(c.key_cache_route, c.key_cache_ranks, get("key"), get("query") if post else None, None if post else get("back"))
 
+# %% ../nbs/11d_key_cache_runtime.ipynb #a1e5c0d2
+def _installed_maps(model) -> KeyMaps | KeyBits:
+    """`_WithLowRankKeys.key_maps` of `model`: the `KeyMaps` (or `KeyBits`) of its buffers, built again when loading has replaced them
+    (low-rank keys: installed in every layer by `use_key_cache`), and the fresh cache `model._new_cache()` makes of them."""
+    b, c = model.key_cache_maps, model.config
+    if c.key_cache_route == "bits":
+        first = getattr(b, "encode_0_0", None)
+        if model._maps is None or model._maps_of is not first:
+            model._maps = _buffered_maps(b, c)
+            model._new_cache, model._maps_of = (lambda: BitsKeyCache(model, model._maps)), first
+        return model._maps
+    if model._maps_of is not b.key_0_0:
+        model._maps = _buffered_maps(b, c)
+        model._new_cache, model._maps_of = use_key_cache(model, model._maps), b.key_0_0
+    return model._maps
+
 # %% ../nbs/11d_key_cache_runtime.ipynb #eb5ceda5
 class _WithLowRankKeys:
     """A Llama-family causal LM whose keys are cached low-rank or in bits: `config.key_cache_route`, and `config.key_cache_ranks` (post,
@@ -336,17 +356,7 @@ class _WithLowRankKeys:
 
     def key_maps(self) -> KeyMaps | KeyBits:
         "The `KeyMaps` (or `KeyBits`) of this model's buffers (built again when loading has replaced them), installed in every layer."
-        b, c = self.key_cache_maps, self.config
-        if c.key_cache_route == "bits":
-            first = getattr(b, "encode_0_0", None)
-            if self._maps is None or self._maps_of is not first:
-                self._maps = _buffered_maps(b, c)
-                self._new_cache, self._maps_of = (lambda: BitsKeyCache(self, self._maps)), first
-            return self._maps
-        if self._maps_of is not b.key_0_0:
-            self._maps = _buffered_maps(b, c)
-            self._new_cache, self._maps_of = use_key_cache(self, self._maps), b.key_0_0
-        return self._maps
+        return _installed_maps(self)
 
     def new_key_cache(self):
         "A fresh `LowRankKeyCache` (`BitsKeyCache`) for this model (what `generate` uses when it is given no cache)."
