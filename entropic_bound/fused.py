@@ -5,6 +5,7 @@
 # %% ../nbs/21b_fused.ipynb #5a98fffb
 from __future__ import annotations
 import math
+import types
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -35,18 +36,22 @@ def _update(w, g, m, v, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps):
 
 # %% ../nbs/21b_fused.ipynb #e4c7d69c
 @njit(cache=True)
-def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
-    "One student's loss and its closed-form gradients (written into gWQ, gWK (d, R), gV (d, d_v)): X, Y (n, T, d), mask (R,)."
+def _attention_grads(WQ, WK, V, mask, factorised, softmax, X, Y, gWQ, gWK, gV) -> float:
+    "One student's loss and its closed-form gradients (written into gWQ, gWK (d, R), gV (d, d_v)): X, Y (n, T, d), mask (R,); not `factorised`: WQ is the kernel K (d, d) itself, its gradient K̇ goes into gWQ, and WK, gWK and mask are not read."
     n, T, d = X.shape; dv = Y.shape[-1]; R = WQ.shape[1]; f = X.dtype.type
     P, Pv = -(-d // 16) * 16, -(-dv // 16) * 16                       # row widths padded to a multiple of 16
     zero, inv_T, inv_sd, two_n = f(0.0), f(1.0 / T), f(1.0 / math.sqrt(d)), f(2.0 / n)
     Qm, Km = np.empty((d, R), X.dtype), np.empty((d, R), X.dtype)
-    for a in range(d):
-        for r in range(R): Qm[a, r] = WQ[a, r] * mask[r]; Km[a, r] = WK[a, r] * mask[r]                 # W̃ = W diag(m)
     K = np.zeros((d, P), X.dtype)
-    for a in range(d):
-        for c in range(d):
-            for r in range(R): K[a, c] += Qm[a, r] * Km[c, r]                 # K = W̃_Q W̃_Kᵀ
+    if factorised:
+        for a in range(d):
+            for r in range(R): Qm[a, r] = WQ[a, r] * mask[r]; Km[a, r] = WK[a, r] * mask[r]                 # W̃ = W diag(m)
+        for a in range(d):
+            for c in range(d):
+                for r in range(R): K[a, c] += Qm[a, r] * Km[c, r]                 # K = W̃_Q W̃_Kᵀ
+    else:
+        for a in range(d):
+            for c in range(d): K[a, c] = WQ[a, c]                 # K itself
     Vp = np.zeros((d, Pv), X.dtype)
     for a in range(d):
         for e in range(dv): Vp[a, e] = V[a, e]
@@ -61,12 +66,16 @@ def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
         for t in range(T):
             for a in range(d): Xp[t, a] = Xi[t, a]; XT[a, t] = Xi[t, a]
         XK[:] = zero; U[:] = zero; A[:] = zero
-        for t in range(T):
-            for a in range(d):
+        for a in range(d):
+            for t in range(T):
                 x = Xp[t, a]
                 for c in range(P): XK[t, c] += x * K[a, c]                 # XK
+        for a in range(d):
+            for t in range(T):
+                x = Xp[t, a]
                 for e in range(Pv): U[t, e] += x * Vp[a, e]                 # U = XV
-            for c in range(d):
+        for c in range(d):
+            for t in range(T):
                 y = XK[t, c]
                 for u in range(T): A[t, u] += y * XT[c, u]                 # L = XK Xᵀ
         if softmax:
@@ -82,11 +91,15 @@ def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
         for t in range(T):
             for e in range(dv): UT[e, t] = U[t, e]
         G[:] = zero; AX[:] = zero
-        for t in range(T):
-            for u in range(T):
+        for u in range(T):
+            for t in range(T):
                 w = A[t, u]
                 for e in range(Pv): G[t, e] += w * U[u, e]                 # Ŷ = AU
+        for u in range(T):
+            for t in range(T):
+                w = A[t, u]
                 for a in range(P): AX[t, a] += w * Xp[u, a]                 # AX
+        for t in range(T):
             for e in range(dv):
                 r_ = G[t, e] - Yi[t, e]
                 total += r_ * r_
@@ -96,8 +109,8 @@ def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
                 w = AX[t, a]
                 for e in range(Pv): dV[a, e] += w * G[t, e]                 # V̇ += (AX)ᵀ G
         dL[:] = zero
-        for t in range(T):
-            for e in range(dv):
+        for e in range(dv):
+            for t in range(T):
                 g = G[t, e]
                 for u in range(T): dL[t, u] += g * UT[e, u]                 # Ȧ = G Uᵀ
         if softmax:
@@ -109,8 +122,8 @@ def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
             for t in range(T):
                 for u in range(T): dL[t, u] *= inv_T                 # L̇ = Ȧ/T
         W[:] = zero
-        for t in range(T):
-            for u in range(T):
+        for u in range(T):
+            for t in range(T):
                 w = dL[t, u]
                 for c in range(P): W[t, c] += w * Xp[u, c]                 # L̇ X
         for t in range(T):
@@ -119,47 +132,76 @@ def _attention_grads(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV) -> float:
                 for c in range(P): dK[a, c] += x * W[t, c]                 # K̇ += Xᵀ L̇ X
     for a in range(d):
         for e in range(dv): gV[a, e] = dV[a, e]
-    for a in range(d):
-        for r in range(R):
-            s1, s2 = zero, zero
-            for c in range(d): s1 += dK[a, c] * Km[c, r]; s2 += dK[c, a] * Qm[c, r]
-            gWQ[a, r], gWK[a, r] = s1 * mask[r], s2 * mask[r]                 # Ẇ_Q = K̇ W̃_K diag(m), Ẇ_K = K̇ᵀ W̃_Q diag(m)
+    if factorised:
+        for a in range(d):
+            for r in range(R):
+                s1, s2 = zero, zero
+                for c in range(d): s1 += dK[a, c] * Km[c, r]; s2 += dK[c, a] * Qm[c, r]
+                gWQ[a, r], gWK[a, r] = s1 * mask[r], s2 * mask[r]                 # Ẇ_Q = K̇ W̃_K diag(m), Ẇ_K = K̇ᵀ W̃_Q diag(m)
+    else:
+        for a in range(d):
+            for c in range(d): gWQ[a, c] = dK[a, c]                 # K̇
     return total / n
 
 
 # %% ../nbs/21b_fused.ipynb #4241465b
 @njit(cache=True)
-def _attention_model_step(b, WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
-    "Model `b`'s loss (into `loss[b]`) and its optimiser step, in place."
+def _attention_model_step(b, WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, factorised, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
+    "Model `b`'s loss (into `loss[b]`) and its optimiser step, in place (not `factorised`: WQ is K, and WK is not read)."
     gWQ, gWK, gV = np.empty_like(WQ[b]), np.empty_like(WK[b]), np.empty_like(V[b])
-    loss[b] = _attention_grads(WQ[b], WK[b], V[b], mask[b], softmax[b], X[b], Y[b], gWQ, gWK, gV)
+    loss[b] = _attention_grads(WQ[b], WK[b], V[b], mask[b], factorised, softmax[b], X[b], Y[b], gWQ, gWK, gV)
     _update(WQ[b], gWQ, mWQ[b], vWQ[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1, b2, eps)
-    _update(WK[b], gWK, mWK[b], vWK[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1, b2, eps)
+    if factorised: _update(WK[b], gWK, mWK[b], vWK[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1, b2, eps)
     _update(V[b], gV, mV[b], vV[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1, b2, eps)
 
-@njit(parallel=True, cache=True)
-def _attention_step_threads(WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
-    "Every model's step, the models spread over the threads."
-    for b in prange(X.shape[0]):
-        _attention_model_step(b, WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+def _threads_and_one_thread(body) -> tuple:
+    "`body`, whose loop over models is a `prange`, compiled twice -> (on the threads, one after another: numba reads `prange` as `range` where `parallel` is off); each under a name of its own, so that the two keep separate entries in the on-disk cache."
+    out = []
+    for parallel, suffix in ((True, "_threads"), (False, "_one_thread")):
+        f = types.FunctionType(body.__code__, body.__globals__, body.__name__ + suffix, body.__defaults__, body.__closure__)
+        f.__qualname__, f.__doc__ = f.__name__, body.__doc__ + (", spread over the threads." if parallel else ", one after another.")
+        out.append(njit(parallel=parallel, cache=True)(f))
+    return tuple(out)
 
-@njit(cache=True)
-def _attention_step_one_thread(WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
-    "Every model's step, one after another."
-    for b in range(X.shape[0]):
-        _attention_model_step(b, WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+def _attention_step(WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, factorised, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
+    "Every model's step"
+    for b in prange(X.shape[0]):
+        _attention_model_step(b, WQ, WK, V, mWQ, vWQ, mWK, vWK, mV, vV, mask, factorised, softmax, X, Y, frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+
+_attention_step_threads, _attention_step_one_thread = _threads_and_one_thread(_attention_step)
 
 
 # %% ../nbs/21b_fused.ipynb #e11a0c16
 _NAMES = ("WQ", "WK", "V")
 
+@lru_cache(maxsize=256)
+def _constant(kind: str, B: int, r: int, dtype: str) -> np.ndarray:
+    "An array the compiled step reads (never writes) where a part is absent, made once per shape: 'ones' (B, r) (no rank mask), 'zeros' (B,) int64 (no groups), 'runs' (B + 1,) (every student its own run), 'moments' (0, 1, 1) and 'samples' (0, 1, 1, 1) stand-ins, 'yy' (0,)."
+    return dict(ones=lambda: np.ones((B, r), dtype), zeros=lambda: np.zeros(B, np.int64), runs=lambda: np.arange(B + 1, dtype=np.int64),
+             moments=lambda: np.empty((0, 1, 1), dtype), samples=lambda: np.empty((0, 1, 1, 1), dtype), yy=lambda: np.empty(0, dtype))[kind]()
+
+def _view(t: torch.Tensor) -> np.ndarray:
+    "A tensor's numpy view (no copy)."
+    return t.detach().numpy() if t.requires_grad else t.numpy()
+
+def _attention_names(params: dict) -> tuple:
+    "The parameters' names: the attention students' {WQ, WK, V}, the ladder's {Wq, Wk, V} (B1, B2) or {K, V} (B1c: the kernel itself, unfactorised)."
+    if "K" in params: return "K", "V"
+    return _NAMES if "WQ" in params else ("Wq", "Wk", "V")
+
 def _arrays(params: dict, data: dict) -> tuple:
-    "The students' parameters and data as numpy views (no copy): checked to be CPU tensors of one floating dtype, contiguous."
-    ts = [params[k] for k in _NAMES] + [data["mask"], data["X"], data["Y"]]
+    "The students' parameters and data as numpy views (no copy), checked to be CPU tensors of one floating dtype, contiguous -> (names, (WQ, WK, V), mask, factorised, softmax, X, Y); unfactorised: K in the place of WQ (and again, unused, of WK); no `data['mask']`: every column."
+    names = _attention_names(params)
+    factorised = len(names) == 3
+    ts = [params[k] for k in names] + [data["X"], data["Y"]] + ([data["mask"]] if "mask" in data else [])
     if any(t.device.type != "cpu" for t in ts): raise InputError("a fused step runs on the CPU; use the autograd path on other devices")
     if len({t.dtype for t in ts}) != 1 or not ts[0].is_floating_point(): raise InputError("a fused step needs every parameter and data tensor in one floating dtype")
     if not all(t.is_contiguous() for t in ts): raise InputError("a fused step needs contiguous tensors")
-    return tuple(t.detach().numpy() for t in ts[:3]), data["mask"].reshape(data["mask"].shape[0], -1).numpy(), data["softmax"].numpy(), data["X"].numpy(), data["Y"].numpy()
+    W = [_view(params[k]) for k in names]
+    WQ, WK, V = W if factorised else (W[0], W[0], W[1])
+    B, dtype = WQ.shape[0], WQ.dtype.str
+    mask = _view(data["mask"]).reshape(B, -1) if "mask" in data else _constant("ones", B, WQ.shape[-1], dtype)
+    return names, (WQ, WK, V), mask, factorised, data["softmax"].numpy(), _view(data["X"]), _view(data["Y"])
 
 THREADS_FROM = 512     # samples in a step (models × samples each) from which a fused step runs on the engine's threads
 FUSED_UP_TO = 1        # samples per student up to which `fit_students` takes the fused step (benchmarks/bench_fused.py: the faster at every batch size there);
@@ -173,31 +215,33 @@ def _on_engine_threads(work: int) -> bool:
     return True
 
 def attention_student_step(params: dict, data: dict, opt, frozen: torch.Tensor | None = None) -> torch.Tensor:
-    "One training step of every attention student, in place: `params` {WQ, WK (B, d, R), V (B, d, d_v)}, `data` {X, Y (B, n, T, d), mask (B, 1, R), softmax (B,) bool}, `opt` the engine's optimiser -> loss before the step (B,) float64."
-    (WQ, WK, V), mask, softmax, X, Y = _arrays(params, data)
+    "One training step of every attention student, in place: `params` {WQ, WK (B, d, R), V (B, d, d_v)} (the ladder's B1 and B2 spell them Wq, Wk), or {K (B, d, d), V} (B1c: the kernel itself); `data` {X, Y (B, n, T, d), mask (B, 1, R) (absent: every column), softmax (B,) bool}; `opt` the engine's optimiser -> loss before the step (B,) float64."
+    names, (WQ, WK, V), mask, factorised, softmax, X, Y = _arrays(params, data)
     B = X.shape[0]
     step_size, bc2_sqrt = opt.coefficients()
     adam = opt.name == "adam"
-    mom = [(opt.m[k].numpy(), opt.v[k].numpy()) if adam else (w, w) for k, w in zip(_NAMES, (WQ, WK, V))]   # gd: unused stand-ins
+    mom = {k: (opt.m[k].numpy(), opt.v[k].numpy()) if adam else (w, w) for k, w in zip(names, (WQ, WK, V) if factorised else (WQ, V))}   # gd: unused stand-ins
+    mWK = mom[names[1]] if factorised else mom[names[0]]                 # unfactorised: an unused stand-in
     still = np.zeros(B, np.bool_) if frozen is None else frozen.cpu().numpy()
     loss = np.empty(B)
     step = _attention_step_threads if _on_engine_threads(X.shape[0] * X.shape[1]) else _attention_step_one_thread
-    step(WQ, WK, V, *mom[0], *mom[1], *mom[2], mask, softmax, X, Y, still, adam, step_size, bc2_sqrt, opt.lr, opt.b1, opt.b2, opt.eps, loss)
+    step(WQ, WK, V, *mom[names[0]], *mWK, *mom["V"], mask, factorised, softmax, X, Y, still, adam, step_size, bc2_sqrt, opt.lr, opt.b1, opt.b2, opt.eps, loss)
     return torch.from_numpy(loss)
 
 @njit(parallel=True, cache=True)
-def _attention_grads_batch(WQ, WK, V, mask, softmax, X, Y, gWQ, gWK, gV, loss):
+def _attention_grads_batch(WQ, WK, V, mask, factorised, softmax, X, Y, gWQ, gWK, gV, loss):
     "Loss and gradients of every student of the batch, no update."
     for b in prange(X.shape[0]):
-        loss[b] = _attention_grads(WQ[b], WK[b], V[b], mask[b], softmax[b], X[b], Y[b], gWQ[b], gWK[b], gV[b])
+        loss[b] = _attention_grads(WQ[b], WK[b], V[b], mask[b], factorised, softmax[b], X[b], Y[b], gWQ[b], gWK[b], gV[b])
 
 def attention_student_grads(params: dict, data: dict) -> tuple:
-    "The fused step's loss (B,) float64 and closed-form gradients {WQ, WK, V} of every attention student, without an update (arguments as `attention_student_step`)."
-    (WQ, WK, V), mask, softmax, X, Y = _arrays(params, data)
-    grads = {k: torch.empty_like(params[k]) for k in _NAMES}
+    "The fused step's loss (B,) float64 and closed-form gradients ({WQ, WK, V}, {Wq, Wk, V} or {K, V}, as `params`) of every attention student, without an update (arguments as `attention_student_step`)."
+    names, (WQ, WK, V), mask, factorised, softmax, X, Y = _arrays(params, data)
+    grads = {k: torch.empty_like(params[k]) for k in names}
+    g = [grads[k].numpy() for k in names]
     loss = np.empty(X.shape[0])
     _on_engine_threads(THREADS_FROM)
-    _attention_grads_batch(WQ, WK, V, mask, softmax, X, Y, *(grads[k].numpy() for k in _NAMES), loss)
+    _attention_grads_batch(WQ, WK, V, mask, factorised, softmax, X, Y, *(g if factorised else (g[0], np.empty_like(WQ), g[1])), loss)
     return torch.from_numpy(loss), grads
 
 # %% ../nbs/21b_fused.ipynb #73de061e
@@ -360,21 +404,14 @@ def _surrogate_run_step(b0, b1, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorise
         if factorised: _update(Q[b], gQ[k], mQ[b], vQ[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
         _update(V[b], gV[k], mV[b], vV[b], frozen[b], adam, step_size, bc2_sqrt, lr, b1_, b2_, eps)
 
-@njit(parallel=True, cache=True)
-def _surrogate_step_threads(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
-                            frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
-    "Every run's step (`runs`: the first student of each run, then B), the runs spread over the threads."
+def _surrogate_step(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
+                    frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
+    "Every run's step (`runs`: the first student of each run, then B)"
     for j in prange(runs.shape[0] - 1):
         _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
                             frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
 
-@njit(cache=True)
-def _surrogate_step_one_thread(runs, P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
-                               frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss):
-    "Every run's step, one after another."
-    for j in range(runs.shape[0] - 1):
-        _surrogate_run_step(runs[j], runs[j + 1], P, Q, V, mP, vP, mQ, vQ, mV, vV, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y,
-                            frozen, adam, step_size, bc2_sqrt, lr, b1, b2, eps, loss)
+_surrogate_step_threads, _surrogate_step_one_thread = _threads_and_one_thread(_surrogate_step)
 
 @njit(parallel=True, cache=True)
 def _surrogate_grads_batch(runs, P, Q, V, mask, factorised, on_moments, group, R, Rt, Z, Zt, yy, X, Y, gP, gQ, gV, loss):
@@ -404,16 +441,6 @@ class FusedMoments:
         Z = (H + H.transpose(-1, -2))[:, s, x][:, :, a, c]                            # Z = H_(s,x),(a,c) + H_(s,x),(c,a)
         arr = lambda t: np.ascontiguousarray(t.detach().numpy())
         return cls(arr(m.R), arr(m.R.mT), arr(Z), arr(Z.mT), arr(m.yy))
-
-@lru_cache(maxsize=256)
-def _constant(kind: str, B: int, r: int, dtype: str) -> np.ndarray:
-    "An array the compiled step reads (never writes) where a part is absent, made once per shape: 'ones' (B, r) (no rank mask), 'zeros' (B,) int64 (no groups), 'runs' (B + 1,) (every student its own run), 'moments' (0, 1, 1) and 'samples' (0, 1, 1, 1) stand-ins, 'yy' (0,)."
-    return dict(ones=lambda: np.ones((B, r), dtype), zeros=lambda: np.zeros(B, np.int64), runs=lambda: np.arange(B + 1, dtype=np.int64),
-             moments=lambda: np.empty((0, 1, 1), dtype), samples=lambda: np.empty((0, 1, 1, 1), dtype), yy=lambda: np.empty(0, dtype))[kind]()
-
-def _view(t: torch.Tensor) -> np.ndarray:
-    "A tensor's numpy view (no copy)."
-    return t.detach().numpy() if t.requires_grad else t.numpy()
 
 def _surrogate_arrays(params: dict, data: dict, moments: FusedMoments | None) -> tuple:
     "The students' parameters and data as numpy arrays (parameters and samples: views, no copy), checked; absent parts as empty stand-ins of the same dtype -> (names, P, Q, V, mask, factorised, group, runs, moment arrays, X, Y)."

@@ -15,12 +15,13 @@ import torch
 from .tasks import linear_task, attention_mixing, with_direction
 from .train import seeded_normal, train_batched, rank_mask
 from .spectral import InputError
+from .fused import surrogate_student_step, attention_student_step, FUSED_UP_TO
 
 # %% auto #0
 __all__ = ['NEAR_MISS_DIRECTION', 'LADDER', 'LadderData', 'ladder_data', 'ladder_params', 'static_kernel', 'positional_mixing',
            'token_mixing', 'ladder_forward', 'permutation_average', 'permutation_bound', 'rowstochastic_bound',
-           'heldout_excess', 'ladder_init_seeds', 'fit_ladder_class', 'mixing_moments', 'mixing_risk_grads',
-           'fit_position_softmax']
+           'heldout_excess', 'ladder_init_seeds', 'ladder_fused_step', 'fit_ladder_class', 'mixing_moments',
+           'mixing_risk_grads', 'fit_position_softmax']
 
 # %% ../nbs/05_ladder.ipynb #c8aa2f6d
 @dataclass
@@ -209,9 +210,19 @@ def ladder_init_seeds(data: LadderData, j: int = 0) -> list:
     "The initialisation seeds `fit_ladder_class` gives the models of its `j`-th init scale, one per task of `data`."
     return [10_000 * j + 100 * s + r for s, r in zip(data.seeds, data.r_stars)]
 
+def ladder_fused_step(cls: str, n: int, positional: bool = False):
+    "The fused step (`entropic_bound.fused`) that takes a training step of class `cls` with `n` samples per model on the CPU, or None where autograd takes it: B0 is Table 1's factorised token-mixing student on its samples (`surrogate_student_step`); B1, B1c and B2 are Table 3's attention students (`attention_student_step`), taken where that step pays, at most `FUSED_UP_TO` samples each; B3 and the +pos variants have none."
+    if positional or cls not in ("B0", "B1", "B1c", "B2"): return None
+    return surrogate_student_step if cls == "B0" else attention_student_step if n <= FUSED_UP_TO else None
+
+def _fused_data(cls: str, rk: torch.Tensor, R: int, dtype) -> dict:
+    "What a fused step of class `cls` reads beside X and Y: the rank mask (B, 1, R) of the factorised classes and, for attention, which models are softmax (B,)."
+    mask = dict(mask=rank_mask(rk, R, dtype, rk.device)[:, None, :]) if cls != "B1c" else {}
+    return mask | (dict(softmax=torch.full(rk.shape, cls == "B2", device=rk.device)) if cls != "B0" else {})
+
 def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list, steps: int, lr: float = 1e-2, rtol: float = 1e-4,
-                     ffn: int = 24, positional: bool = False, progress=None):
-    "Train class `cls` (its +pos variant with `positional`) on every task of `data` once per (rank list, init scale) pair, in one batch; -> (TrainResult, ranks (B,))."
+                     ffn: int = 24, positional: bool = False, progress=None, fused: bool = True):
+    "Train class `cls` (its +pos variant with `positional`) on every task of `data` once per (rank list, init scale) pair, in one batch; -> (TrainResult, ranks (B,)). `fused`: on the CPU each step is one compiled call where the class has one (`ladder_fused_step`); False: the reference path, autograd on `ladder_forward`."
     T, d, M = data.X.shape[-2], data.X.shape[-1], len(data.seeds)
     R = T if cls == "B0" else d
     parts = [ladder_params(cls, ladder_init_seeds(data, j), R, T, d, ffn, sc, positional, data.X.dtype, data.X.device)
@@ -221,12 +232,15 @@ def fit_ladder_class(cls: str, data: LadderData, ranks: list, init_scales: list,
     if rk.shape[0] != len(init_scales) * M or (rk < 0).any() or (rk > R).any():
         raise InputError(f"need one rank list of length {M} (values in 0..{R}; 0: no kernel) per init scale")
     X, Y = data.X.repeat(len(init_scales), 1, 1, 1), data.Y.repeat(len(init_scales), 1, 1, 1)
-    data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {}) \
-           | (dict(normed=_layer_norm(X)) if cls == "B3" and not positional else {})           # what training does not change, computed once
+    step = ladder_fused_step(cls, X.shape[1], positional) if fused and X.device.type == "cpu" else None
+    if step is not None: data = dict(X=X, Y=Y, rk=rk) | _fused_data(cls, rk, R, X.dtype)             # one compiled call per step
+    else: data = dict(X=X, Y=Y, rk=rk) | (dict(gram=X.transpose(-1, -2) @ X) if cls in ("B1", "B1c") else {}) \
+                 | (dict(normed=_layer_norm(X)) if cls == "B3" and not positional else {})           # what training does not change, computed once
     loss = lambda p, d: (ladder_forward(cls, p, d["X"], d["rk"], d.get("gram"), d.get("normed")) - d["Y"]).pow(2).sum((-1, -2)).mean(-1)   # per-model risk, (B,)
     res = train_batched(loss, params, steps=steps, lr=lr, rtol=rtol, progress=progress, desc=cls + ("+pos" if positional else ""),
-                        data=data)                                                 # converged models leave the batch
+                        data=data, fused=step)                                     # converged models leave the batch
     return res, rk
+
 
 # %% ../nbs/05_ladder.ipynb #b41742da
 def mixing_moments(X: torch.Tensor, Y: torch.Tensor) -> dict:

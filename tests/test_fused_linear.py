@@ -13,7 +13,8 @@ from entropic_bound.linear import (SecondMoments, empirical_risk, second_moments
                                    train_rank_sweep)
 from entropic_bound.spectral import InputError
 from entropic_bound.tasks import linear_task
-from entropic_bound.train import _Optimizer
+
+from test_fused import assert_steps_match
 
 TOL = 1e-6
 
@@ -83,19 +84,8 @@ def test_surrogate_step_equals_engine_optimizer(factorised, on, optimizer, threa
     monkeypatch.setattr(fused_module, "THREADS_FROM", threads_from)
     params, data, m, group = students(3, factorised)
     frozen = torch.arange(params["V"].shape[0]) % 3 == 1
-    ours, theirs = ({k: v.clone() for k, v in params.items()} for _ in range(2))
-    opt_ours, opt_theirs = _Optimizer(optimizer, ours, 1e-3), _Optimizer(optimizer, theirs, 1e-3)
     fdata, kw = fused_call(on, data, m, group)
-    for _ in range(4):
-        loss = surrogate_student_step(ours, fdata, opt_ours, frozen, **kw)
-        ref_loss, grads = reference(theirs, data, *((m, group) if on == "moments" else ()))
-        opt_theirs.step(theirs, grads, frozen)
-        assert rel(loss, ref_loss) < TOL
-    for k in ours:
-        assert rel(ours[k], theirs[k]) < TOL, k
-        assert torch.equal(ours[k][frozen], params[k][frozen]), k
-    if optimizer == "adam":
-        for k in ours: assert rel(opt_ours.m[k], opt_theirs.m[k]) < TOL and rel(opt_ours.v[k], opt_theirs.v[k]) < TOL, k
+    assert_steps_match(surrogate_student_step, lambda p: reference(p, data, *((m, group) if on == "moments" else ())), params, fdata, optimizer, 1e-3, frozen, **kw)
 
 
 def tasks(n, seeds=(0, 1, 2)):
