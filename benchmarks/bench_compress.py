@@ -13,7 +13,7 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from entropic_bound import checkpoints, compress
+from entropic_bound import checkpoints, compress, text
 from entropic_bound.table6 import TABLE6
 
 
@@ -29,8 +29,8 @@ if __name__ == "__main__":
     result = TABLE6.summarise(s, {"main": units})
     total = time.perf_counter() - t0
     ad = checkpoints.load_adapter(s.model, a.device, causal_lm=True)
-    fit, _ = compress.split_lines(checkpoints.read_text(checkpoints.default_text_path()), 0)
-    t1 = time.perf_counter(); compress.calibrate(ad, checkpoints.encode_text(ad, fit)); t_cal = time.perf_counter() - t1
+    fit, _ = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    t1 = time.perf_counter(); compress.calibrate(ad, text.encode_text(ad, fit)); t_cal = time.perf_counter() - t1
     n_fold = len(next(iter(units.values())).fidelity)
     per_fold = (total / a.splits - t_cal) / n_fold
     target = "" if a.model != "minilm" else f"; target <= 120 s: {'met' if total <= 120 else 'NOT met'}"

@@ -17,7 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import torch
 
-from entropic_bound import audit, checkpoints, heads
+from entropic_bound import audit, checkpoints, heads, text
 from entropic_bound.policy import cpu_threads
 
 
@@ -25,7 +25,7 @@ def run(name, make_adapter, device):
     t0 = time.perf_counter()
     adapter = make_adapter()
     t_load = time.perf_counter() - t0
-    batch = checkpoints.encode_text(adapter, checkpoints.read_text(checkpoints.default_text_path()))
+    batch = text.encode_text(adapter, text.read_text(text.default_text_path()))
     t1 = time.perf_counter()
     report = audit.audit_heads(adapter, batch, tol=0.05, progress=False)
     t_audit = time.perf_counter() - t1

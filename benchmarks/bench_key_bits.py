@@ -16,7 +16,8 @@ CACHES = ("original", "kivi", "native")
 def prepare(path: str) -> None:
     "Calibrate the two codecs at the bytes of 2-bit keys on the fit half of the shipped text and save them to `path`."
     import torch
-    from entropic_bound.checkpoints import load_adapter, read_text, default_text_path, encode_text
+    from entropic_bound.checkpoints import load_adapter
+    from entropic_bound.text import read_text, default_text_path, encode_text
     from entropic_bound.compress import split_lines
     from entropic_bound.key_bits import key_statistics, codecs_at, SEQ_LEN
     torch.set_num_threads(2)
@@ -28,7 +29,8 @@ def prepare(path: str) -> None:
 def one(cache: str, decode: int, specs: str) -> dict:
     "Run one cache in this process: prefill, decode, bytes, time, peak memory."
     import torch
-    from entropic_bound.checkpoints import load_adapter, encode_text, python_docs_text
+    from entropic_bound.checkpoints import load_adapter
+    from entropic_bound.text import encode_text, python_docs_text
     from entropic_bound.key_bits import cache_bytes_after, SEQ_LEN, CONTEXT
     from entropic_bound.modeling_lowrank_keys import BitsKeyCache
     from transformers import DynamicCache

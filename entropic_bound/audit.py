@@ -17,7 +17,8 @@ import torch
 
 from .policy import cpu_threads, progress_bar
 from .heads import (check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_sequences)
-from .checkpoints import (HeadAdapter, TokenBatch, attention_inputs, default_text_path, encode_text, load_adapter, read_text)
+from .checkpoints import (HeadAdapter, attention_inputs, load_adapter)
+from .text import (TokenBatch, default_text_path, encode_text, read_text)
 from .spectral import InputError
 
 # %% auto #0

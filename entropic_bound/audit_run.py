@@ -42,7 +42,8 @@ AUDIT_PRESETS = {"quick": dict(), "paper": dict(), "smoke": dict(max_sequences=4
 @functools.lru_cache(maxsize=2)
 def _prepared(model, text, tokenizer, seq_len: int, max_sequences, device: str):
     "The adapter, the packed token batch and the notes on the text, loaded once per process (bad model, tokenizer or text: `InputError`)."
-    from entropic_bound.checkpoints import default_text_path, encode_text, loaded_adapter, read_text
+    from entropic_bound.checkpoints import loaded_adapter
+    from entropic_bound.text import default_text_path, encode_text, read_text
     text_path = default_text_path() if text is None else Path(text)
     lines = read_text(text_path)
     adapter = loaded_adapter(model, device, tokenizer=tokenizer)

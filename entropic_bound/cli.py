@@ -269,8 +269,9 @@ def _estimate(a, out, names) -> int:
 
 # %% ../nbs/92_cli.ipynb #c92a0001
 def _model_positions(model) -> int | None:
-    "The token positions the config.json of checkpoint `model` declares (at most `checkpoints.MAX_POSITIONS`, as `checkpoints.encode_text` packs), read without loading it; None where it does not say (a GGUF file, whose positions `encode_text` checks once it loads; a bad --model, which the loader names)."
-    from entropic_bound.checkpoints import MAX_POSITIONS, resolve_model
+    "The token positions the config.json of checkpoint `model` declares (at most `text.MAX_POSITIONS`, as `text.encode_text` packs), read without loading it; None where it does not say (a GGUF file, whose positions `encode_text` checks once it loads; a bad --model, which the loader names)."
+    from entropic_bound.checkpoints import resolve_model
+    from entropic_bound.text import MAX_POSITIONS
     try: src = resolve_model(model)
     except ValueError: return None
     if src.gguf_file is not None: return None
@@ -287,10 +288,11 @@ def _tokenizer(model, tokenizer=None):
 
 def _check_audit(a) -> None:
     """The audit's checks before its model loads, each naming its option: --seed, --curves, --seq-len within what the checkpoint takes
-    (`checkpoints.position_limit` of the positions its configuration declares, `_model_positions`, and the special tokens its tokenizer puts
+    (`text.position_limit` of the positions its configuration declares, `_model_positions`, and the special tokens its tokenizer puts
     around each sequence, `checkpoints.special_ids`, both read without its weights), and a --text that packs into at least 2 sequences (a fit
-    half and a held-out half; `checkpoints.pack_token_ids` with the checkpoint's tokenizer, where it loads; else at least 2 lines)."""
-    from entropic_bound.checkpoints import pack_token_ids, position_limit, read_text, special_ids
+    half and a held-out half; `text.pack_token_ids` with the checkpoint's tokenizer, where it loads; else at least 2 lines)."""
+    from entropic_bound.checkpoints import special_ids
+    from entropic_bound.text import pack_token_ids, position_limit, read_text
     _check_seed("seed", a.seed)
     if a.curves < 0: _usage(f"--curves must be >= 0; got {a.curves}")
     if a.seq_len < 8: _usage(f"--seq-len must be at least 8 tokens; got {a.seq_len}")

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
-from .checkpoints import HeadAdapter, attention_inputs, encode_text, saveable
+from .checkpoints import HeadAdapter, attention_inputs, saveable
+from .text import encode_text
 from .outputs import staged_folder
 from .policy import cpu_threads, engine_threads
 from .spectral import InputError

@@ -84,7 +84,7 @@ def _latent_route(adapter, s, u0, lines, net, ranks):
 
 @export_route("cache", ("decoder",), "a key cache of sum_g r_g numbers per token in the post-rotary basis", _key_cache_family, remote_code=True)
 def _cache_route(adapter, s, u0, lines, net, ranks):
-    from entropic_bound.checkpoints import encode_text
+    from entropic_bound.text import encode_text
     from entropic_bound.compress import fidelity_meter, split_lines
     from entropic_bound.key_cache import key_cache_model, post_rotary_maps
     fit, held = split_lines(lines, 0)

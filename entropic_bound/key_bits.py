@@ -343,7 +343,8 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest. Everything is
     measured on the weights as the export stores them (`as_stored`: the source's 16-bit precision where it has one, `compress.source_dtype`)."""
     from pathlib import Path
-    from entropic_bound.checkpoints import loaded_adapter, read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
+    from entropic_bound.checkpoints import loaded_adapter
+    from entropic_bound.text import read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
     from entropic_bound.compress import split_lines, next_token_logprobs, export, source_dtype, source_folder
     import json
     from entropic_bound.outputs import atomic_write

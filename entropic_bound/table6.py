@@ -72,12 +72,12 @@ def _adapter(s: Table6Settings, device: str = "cpu"):
     return adapter
 
 def _lines(s: Table6Settings) -> list:
-    from entropic_bound.checkpoints import default_text_path, read_text
+    from entropic_bound.text import default_text_path, read_text
     return read_text(default_text_path() if s.text is None else s.text)
 
 def _other_lines(s: Table6Settings) -> list | None:
     "The other-source text's lines (None: no other text)."
-    from entropic_bound.checkpoints import python_docs_text, read_text
+    from entropic_bound.text import python_docs_text, read_text
     return None if s.other_text is None else python_docs_text() if s.other_text == "python-docs" else read_text(s.other_text)
 
 def measure_table6(s: Table6Settings, seeds, device="cpu", progress=None) -> dict:

@@ -9,7 +9,7 @@ import pytest
 pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
-from entropic_bound import checkpoints, cli, compress  # noqa: E402
+from entropic_bound import checkpoints, cli, compress, text  # noqa: E402
 from entropic_bound.spectral import InputError  # noqa: E402
 from conftest import reuse_run  # noqa: E402
 
@@ -35,7 +35,7 @@ def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys, kept_ru
     net = transformers.AutoModel.from_pretrained(out / "model").eval()
     tok = transformers.AutoTokenizer.from_pretrained(out / "model")
     ad = checkpoints.load_adapter()
-    _, held = compress.split_lines(checkpoints.read_text(checkpoints.default_text_path()), 0)
+    _, held = compress.split_lines(text.read_text(text.default_text_path()), 0)
     again = compress.fidelity(compress.sentence_embeddings(ad.model, ad.tokenizer, held), compress.sentence_embeddings(net, tok, held))
     for k, v in again.items(): assert v == pytest.approx(manifest["fidelity"][k], abs=1e-6), k
     assert again["cosine"] < 0.999                                            # the reloaded model is compressed, not the original
@@ -130,7 +130,7 @@ def test_fold_writes_the_cut_back_per_family(family):
     ad = _random_decoder(FOLD_FAMILIES[family]())
     assert ad.family == family and ad.check_foldable() == "decoder"
     rng = np.random.default_rng(0)
-    toks = checkpoints.pack_token_ids([list(rng.integers(1, 60, size=int(rng.integers(4, 14)))) for _ in range(40)], seq_len=24, limit=60)
+    toks = text.pack_token_ids([list(rng.integers(1, 60, size=int(rng.integers(4, 14)))) for _ in range(40)], seq_len=24, limit=60)
     cal = compress.calibrate(ad, toks)
     G, H, dh = ad.n_kv_heads, ad.n_heads, ad.d_head
     assert cal.shape == (2, G) and cal.group_size == H // G

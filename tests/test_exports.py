@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 import torch  # noqa: E402
-from entropic_bound import checkpoints, compress  # noqa: E402
+from entropic_bound import checkpoints, compress, text  # noqa: E402
 
 SENTENCES = ["The cat sat on the mat.", "A function returns a value to its caller.", "Rain is expected tomorrow afternoon.",
              "Attention weighs every token by its relevance to the query."]
@@ -23,8 +23,8 @@ def sliced_export(tmp_path_factory):
     "The shipped MiniLM cut by native allocation at half its query-key directions (calibrated on 12 sentences), sliced and exported."
     from entropic_bound.modeling_sliced_bert import SlicedBertModel
     ad = checkpoints.load_adapter()
-    fit, _ = compress.split_lines(checkpoints.read_text(checkpoints.default_text_path()), 0)
-    cal = compress.calibrate(ad, checkpoints.encode_text(ad, fit[:12]))
+    fit, _ = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    cal = compress.calibrate(ad, text.encode_text(ad, fit[:12]))
     ranks = compress.allocate(cal, 0.5, "native")
     sliced = SlicedBertModel.from_folded(compress.fold(ad, cal, ranks), ranks)
     folder = tmp_path_factory.mktemp("export") / "model"

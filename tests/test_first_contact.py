@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from entropic_bound import checkpoints, cli, reproduce as rp
+from entropic_bound import checkpoints, cli, reproduce as rp, text
 from entropic_bound.outputs import LOCK_FILE, MANIFEST_FILE
 
 WAIT = 120                                                     # seconds a subprocess may take to start (a loaded machine)
@@ -278,24 +278,24 @@ def test_an_out_nobody_can_write_is_refused_before_any_work(command, capsys, no_
 # ---- first contact, second look: counts, bounds and names a user meets --------------------------------------------------------
 
 def test_encode_text_refuses_a_seq_len_beyond_the_model_naming_its_limit():
-    "A --seq-len the model cannot take is refused with its limit (checkpoints.MAX_POSITIONS the one cap), never cut in silence."
+    "A --seq-len the model cannot take is refused with its limit (text.MAX_POSITIONS the one cap), never cut in silence."
     from types import SimpleNamespace
     from entropic_bound.spectral import InputError
     tok = lambda lines, add_special_tokens=False: {"input_ids": [[5] * 40 for _ in lines]}
     bert = SimpleNamespace(tokenizer=tok, prefix_ids=(101,), suffix_ids=(102,), max_positions=512, name="a BERT")
     with pytest.raises(InputError, match=r"seq-len: 100000 is more than a BERT takes: at most 510 tokens \(512 positions less 2") as e:
-        checkpoints.encode_text(bert, ["a line"] * 4, seq_len=100000)
+        text.encode_text(bert, ["a line"] * 4, seq_len=100000)
     assert e.value.arg == "seq-len"
-    assert checkpoints.encode_text(bert, ["a line"] * 4, seq_len=510).ids.shape[1] <= 512
+    assert text.encode_text(bert, ["a line"] * 4, seq_len=510).ids.shape[1] <= 512
     long = SimpleNamespace(tokenizer=tok, prefix_ids=(1,), suffix_ids=(), max_positions=131072, name="a long decoder")
-    with pytest.raises(InputError, match=rf"at most {checkpoints.MAX_POSITIONS - 1} tokens \({checkpoints.MAX_POSITIONS} positions \(of 131072"):
-        checkpoints.encode_text(long, ["a line"], seq_len=checkpoints.MAX_POSITIONS)
+    with pytest.raises(InputError, match=rf"at most {text.MAX_POSITIONS - 1} tokens \({text.MAX_POSITIONS} positions \(of 131072"):
+        text.encode_text(long, ["a line"], seq_len=text.MAX_POSITIONS)
 
 
 def test_cli_seq_len_check_reads_the_one_limit(tmp_path, monkeypatch):
-    "The command line's --seq-len check caps the declared positions at checkpoints.MAX_POSITIONS, not at a copy of it."
+    "The command line's --seq-len check caps the declared positions at text.MAX_POSITIONS, not at a copy of it."
     model = tmp_path / "m"; model.mkdir(); (model / "config.json").write_text(json.dumps(dict(max_position_embeddings=10**6)))
-    monkeypatch.setattr(checkpoints, "MAX_POSITIONS", 777)
+    monkeypatch.setattr(text, "MAX_POSITIONS", 777)
     assert cli._model_positions(str(model)) == 777
 
 

@@ -13,7 +13,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
-from entropic_bound import audit, checkpoints, cli, heads  # noqa: E402
+from entropic_bound import audit, checkpoints, cli, heads, text  # noqa: E402
 from entropic_bound.spectral import InputError, noise_edge  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def test_bad_text(tmp_path, capsys, data, words):
     err = capsys.readouterr().err
     assert rc == 2 and "--text" in err and words in err and not (tmp_path / "o").exists()
     with pytest.raises(heads.InputError, match="^text: "):
-        checkpoints.read_text(_text(tmp_path, data))
+        text.read_text(_text(tmp_path, data))
 
 
 def test_over_long_text_is_truncated_and_said(tmp_path, capsys):
@@ -125,7 +125,7 @@ def test_random_bert_and_gpt2_folders(tmp_path):
         ad = checkpoints.load_adapter(folder)
         assert (ad.family, ad.n_layers, ad.n_heads) == (fam, 2, 4)
         rng = np.random.default_rng(0)
-        batch = checkpoints.pack_token_ids([list(rng.integers(1, 60, size=12)) for _ in range(20)], seq_len=24, limit=60)
+        batch = text.pack_token_ids([list(rng.integers(1, 60, size=12)) for _ in range(20)], seq_len=24, limit=60)
         rep = audit.audit_heads(ad, batch, tol=tol, n_curves=1)
         assert [(r["layer"], r["head"]) for r in rep.heads] == [(l, h) for l in range(2) for h in range(4)]
         X = checkpoints.attention_inputs(ad, batch)

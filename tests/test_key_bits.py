@@ -7,7 +7,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from entropic_bound.checkpoints import LlamaHeads, adapter_from_model, pack_token_ids
+from entropic_bound.checkpoints import LlamaHeads, adapter_from_model
+from entropic_bound.text import pack_token_ids
 from entropic_bound.compress import export
 from entropic_bound.key_bits import key_statistics, codecs_at, key_bits_model
 
