@@ -475,6 +475,19 @@ def _reading(path):
 
 
 # %% ../nbs/24_checkpoints.ipynb #13ac334c
+def cache_dir() -> Path:
+    "Where the library keeps what it computes once per machine (de-quantised GGUF checkpoints): `$ENTROPIC_BOUND_CACHE`, else ~/.cache/entropic_bound."
+    return Path(os.environ.get("ENTROPIC_BOUND_CACHE") or Path.home() / ".cache" / "entropic_bound")
+
+def saveable(net):
+    """`net` ready for `save_pretrained`, in place: a model loaded from a GGUF file holds float weights but keeps transformers' quantiser
+    marker, which would make saving refuse them; the marker (and the configuration's `quantization_config`) is dropped. -> `net`."""
+    if getattr(net, "hf_quantizer", None) is not None:
+        net.hf_quantizer = None
+        if hasattr(net.config, "quantization_config"): del net.config.quantization_config
+    return net
+
+# %% ../nbs/24_checkpoints.ipynb #c0c0a001
 @contextlib.contextmanager
 def _quiet_gguf():
     "No progress bar while transformers de-quantises a GGUF file (its loader has no switch; in a notebook the bar is a widget)."
@@ -484,10 +497,6 @@ def _quiet_gguf():
     try: yield
     finally:
         if bar is not None: mod.tqdm = bar
-
-def cache_dir() -> Path:
-    "Where the library keeps what it computes once per machine (de-quantised GGUF checkpoints): `$ENTROPIC_BOUND_CACHE`, else ~/.cache/entropic_bound."
-    return Path(os.environ.get("ENTROPIC_BOUND_CACHE") or Path.home() / ".cache" / "entropic_bound")
 
 def _dequantised(src, transformers):
     """The GGUF checkpoint `src` de-quantised once into a standard folder (config, float weights and tokenizer, `save_pretrained`) under
@@ -507,14 +516,6 @@ def _dequantised(src, transformers):
             if tok is not None: tok.save_pretrained(stage)
     except OSError: pass                                                # the cache cannot be written, or another process made it first
     return folder if (folder / "config.json").is_file() else None
-
-def saveable(net):
-    """`net` ready for `save_pretrained`, in place: a model loaded from a GGUF file holds float weights but keeps transformers' quantiser
-    marker, which would make saving refuse them; the marker (and the configuration's `quantization_config`) is dropped. -> `net`."""
-    if getattr(net, "hf_quantizer", None) is not None:
-        net.hf_quantizer = None
-        if hasattr(net.config, "quantization_config"): del net.config.quantization_config
-    return net
 
 # %% ../nbs/24_checkpoints.ipynb #3b031f23
 def load_adapter(model=None, device: str = "cpu", attn_implementation: str | None = None, tokenizer=None, causal_lm: bool = False) -> HeadAdapter:

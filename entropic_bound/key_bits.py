@@ -6,6 +6,8 @@
 from __future__ import annotations
 from dataclasses import dataclass
 import functools
+import json
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -336,17 +338,32 @@ def as_stored(adapter: HeadAdapter, dtype) -> HeadAdapter:
         for w in net.parameters(): w.copy_(w.to(dtype))
     return adapter_from_model(net, adapter.tokenizer, adapter.name)
 
+# %% ../nbs/11e_key_bits.ipynb #b17f0001
+def _bits_fidelity(adapter: HeadAdapter, rows: dict, held, bits: int, progress: bool, log) -> dict:
+    """`run_key_bits`' measurement: each of `rows` (name -> `KeyBits`) against the original on the packed sequences `held` -> name ->
+    its next-token fidelity (`kl`, `kl_se`, `top1`, `ppl_ratio`, `tokens`), as its row of the table reads it; the model reads its keys
+    as they are again afterwards."""
+    from entropic_bound.compress import next_token_logprobs
+    model_ = use_codec(adapter.model, None)
+    ref, fid = reference_side(model_, held), {}
+    try:
+        for name in rows:
+            if progress: log(f"entropic-bound compress: measuring {name} on {int(held.mask.sum())} tokens of the other-source text ...")
+            r = _row(name, bits, rows[name].key_bytes_per_token(CONTEXT), _per_sequence(ref, next_token_logprobs(use_codec(model_, rows[name]), held, 2), held), _half_bytes(adapter))
+            fid[name] = {k: r[k] for k in ("kl", "kl_se", "top1", "ppl_ratio", "tokens")}
+    finally: use_codec(model_, None)
+    return fid
+
+# %% ../nbs/11e_key_bits.ipynb #b17f0002
 def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: str = "cpu", progress: bool = True, log=print,
                  export_model: bool = True) -> dict:
     """`entropic-bound compress --route bits`: calibrate on the fit half of `text` (default: the shipped text; split 0), measure native coding
     and KIVI-style keys at the bytes of `bits`-bit keys on the other-source text, and (`export_model`) export the model with its keys in bits
     to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest. Everything is
     measured on the weights as the export stores them (`as_stored`: the source's 16-bit precision where it has one, `compress.source_dtype`)."""
-    from pathlib import Path
     from entropic_bound.checkpoints import loaded_adapter
     from entropic_bound.text import read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
-    from entropic_bound.compress import split_lines, next_token_logprobs, export, source_dtype, source_folder
-    import json
+    from entropic_bound.compress import split_lines, export, source_dtype, source_folder
     from entropic_bound.outputs import atomic_write
     if int(bits) not in range(1, MAX_BITS + 1): raise InputError("bits", f"an integer in 1..{MAX_BITS}; got {bits}")
     out = Path(out)
@@ -362,14 +379,7 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     pre = key_statistics(adapter, fit, pre=True, progress=progress)              # both rows read the statistics before the rotary embedding only
     if progress: log(f"entropic-bound compress: bits water-filled on the native error curve; the original's side on {int(held.mask.sum())} tokens of the other-source text ...")
     rows = codecs_at(pre, None, int(bits), names=("native", "kivi"))
-    model_ = use_codec(adapter.model, None)
-    ref, fid = reference_side(model_, held), {}
-    try:
-        for name in ("native", "kivi"):
-            if progress: log(f"entropic-bound compress: measuring {name} on {int(held.mask.sum())} tokens of the other-source text ...")
-            r = _row(name, int(bits), rows[name].key_bytes_per_token(CONTEXT), _per_sequence(ref, next_token_logprobs(use_codec(model_, rows[name]), held, 2), held), _half_bytes(adapter))
-            fid[name] = {k: r[k] for k in ("kl", "kl_se", "top1", "ppl_ratio", "tokens")}
-    finally: use_codec(model_, None)
+    fid = _bits_fidelity(adapter, {n: rows[n] for n in ("native", "kivi")}, held, int(bits), progress, log)
     spec = rows["native"]
     manifest = dict(source=adapter.name, route="bits", bits=int(bits), text="default text (shipped)" if text is None else Path(text).name, split_seed=0,
                     key_bytes_per_token=spec.key_bytes_per_token(CONTEXT), key_bytes_per_token_16bit=_half_bytes(adapter), context=CONTEXT,
