@@ -132,16 +132,24 @@ def table1_classes() -> dict:
             "implicit bias, minimum norm (unfactorised, n = 1)": (3, lambda f, k: over(samples, [0, 1, 2], 0.0, s.implicit_lr, k, factorised=False, fused=f))}
 
 
-def table1_cells(steps: int, rounds: int) -> list:
-    "ms per step of each class, fused and reference, the same calls alternating."
-    cells = []
-    for name, (models, train) in table1_classes().items():
-        train(True, 2); train(False, 2)                                            # compile (or load the cache) outside the clock
+def alternating_cells(classes: dict, steps: int, rounds: int) -> dict:
+    "{name: {'fused': ms, 'reference': ms} per step} for each of `classes` {name: (models, train(fused, steps))}: compiled (or the cache loaded) outside the clock, then the same calls alternating, the order swapped every round."
+    out = {}
+    for name, (models, train) in classes.items():
+        train(True, 2); train(False, 2)
         t = dict(fused=0.0, reference=0.0)
-        for _ in range(rounds):
-            for path in ("fused", "reference"):
+        for i in range(rounds):
+            for path in (("fused", "reference") if i % 2 == 0 else ("reference", "fused")):
                 t0 = time.perf_counter(); train(path == "fused", steps); t[path] += time.perf_counter() - t0
-        per = {k: 1e3 * v / (steps * rounds) for k, v in t.items()}
+        out[name] = {k: 1e3 * v / (steps * rounds) for k, v in t.items()}
+    return out
+
+
+def table1_cells(steps: int, rounds: int) -> list:
+    "ms per step of each class of Table 1's students, fused and reference (`alternating_cells`)."
+    cells = []
+    for name, per in alternating_cells(classes := table1_classes(), steps, rounds).items():
+        models = classes[name][0]
         cells.append(dict(students=name, models=models, steps=steps, fused_ms=per["fused"], reference_ms=per["reference"], ratio=per["reference"] / per["fused"]))
         print(f"{name}: {models} models, fused {per['fused']:.3f} ms, reference {per['reference']:.3f} ms a step -> reference / fused {per['reference'] / per['fused']:.2f}", flush=True)
     return cells
@@ -196,16 +204,10 @@ def table2_classes() -> dict:
 
 
 def table2_cells(steps: int, rounds: int) -> list:
-    "ms per step of each class, fused and reference, the same calls alternating."
-    cells = []
-    for cls, (models, train) in table2_classes().items():
-        train(True, 2); train(False, 2)                                            # compile (or load the cache) outside the clock
-        t = dict(fused=0.0, reference=0.0)
-        for i in range(rounds):
-            for path in (("fused", "reference") if i % 2 == 0 else ("reference", "fused")):
-                t0 = time.perf_counter(); train(path == "fused", steps); t[path] += time.perf_counter() - t0
-        per = {k: 1e3 * v / (steps * rounds) for k, v in t.items()}
-        taken = ladder.ladder_fused_step(cls, table2.Table2Settings(**table2.TABLE2_PRESETS["quick"]).n) is not None
+    "ms per step of each class of Table 2's ladder with a fused step, fused and reference (`alternating_cells`), and whether `fit_ladder_class` takes the fused step at the table's n."
+    cells, n = [], table2.Table2Settings(**table2.TABLE2_PRESETS["quick"]).n
+    for cls, per in alternating_cells(classes := table2_classes(), steps, rounds).items():
+        models, taken = classes[cls][0], ladder.ladder_fused_step(cls, n) is not None
         cells.append(dict(cls=cls, models=models, steps=steps, fused_ms=per["fused"], reference_ms=per["reference"], ratio=per["reference"] / per["fused"], fused_at_this_n=taken))
         print(f"{cls}: {models} models, fused {per['fused']:.2f} ms, reference {per['reference']:.2f} ms a step -> reference / fused {per['reference'] / per['fused']:.2f}"
               f" ({'taken' if taken else 'not taken'} by fit_ladder_class at this n)", flush=True)
