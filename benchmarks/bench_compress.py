@@ -29,7 +29,7 @@ if __name__ == "__main__":
     result = TABLE6.summarise(s, {"main": units})
     total = time.perf_counter() - t0
     ad = checkpoints.load_adapter(s.model, a.device, causal_lm=True)
-    fit, _ = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    fit, _ = text.split_lines(text.read_text(text.default_text_path()), 0)
     t1 = time.perf_counter(); compress.calibrate(ad, text.encode_text(ad, fit)); t_cal = time.perf_counter() - t1
     n_fold = len(next(iter(units.values())).fidelity)
     per_fold = (total / a.splits - t_cal) / n_fold

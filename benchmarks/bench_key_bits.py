@@ -17,8 +17,7 @@ def prepare(path: str) -> None:
     "Calibrate the two codecs at the bytes of 2-bit keys on the fit half of the shipped text and save them to `path`."
     import torch
     from entropic_bound.checkpoints import load_adapter
-    from entropic_bound.text import read_text, default_text_path, encode_text
-    from entropic_bound.compress import split_lines
+    from entropic_bound.text import read_text, default_text_path, encode_text, split_lines
     from entropic_bound.key_bits import key_statistics, codecs_at, SEQ_LEN
     torch.set_num_threads(2)
     smol = load_adapter("smollm2", causal_lm=True)

@@ -70,7 +70,7 @@ def minilm(budgets, speed_budget) -> dict:
     from entropic_bound import checkpoints, compress, text
     from entropic_bound.modeling_sliced_bert import SlicedBertModel, slice_savings
     ad = checkpoints.load_adapter()
-    fit, held = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    fit, held = text.split_lines(text.read_text(text.default_text_path()), 0)
     cal = compress.calibrate(ad, text.encode_text(ad, fit))
     E0 = compress.sentence_embeddings(ad.model, ad.tokenizer, held)
     n0 = sum(p.numel() for p in ad.model.parameters())
@@ -97,7 +97,7 @@ def smollm2(budgets, speed_budget, contexts, decode) -> dict:
     from entropic_bound import checkpoints, compress, text
     from entropic_bound.key_cache import key_cache_model, latent_maps, post_rotary_maps
     ad = checkpoints.load_adapter("smollm2", causal_lm=True)
-    fit_lines, held_lines = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    fit_lines, held_lines = text.split_lines(text.read_text(text.default_text_path()), 0)
     fit, held = text.encode_text(ad, fit_lines), text.encode_text(ad, held_lines)
     t0 = time.perf_counter(); cal = compress.calibrate(ad, fit); t_cal = time.perf_counter() - t0
     P0 = compress.next_token_logprobs(ad.model, held)

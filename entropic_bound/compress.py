@@ -16,7 +16,7 @@ import torch
 
 from .heads import head_states, whitened_order, static_order, project_order, rank_errors, static_head_ranks
 from .checkpoints import HeadAdapter, attention_inputs, saveable
-from .text import encode_text
+from .text import encode_text, split_lines
 from .outputs import staged_folder
 from .policy import cpu_threads, engine_threads
 from .spectral import InputError
@@ -24,7 +24,7 @@ from .spectral import InputError
 # %% auto #0
 __all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'METRICS', 'HIGHER_IS_BETTER', 'SENSITIVITY_GRID',
            'ORDER_RULES', 'WEIGHT_SUFFIXES', 'WEIGHT_FOLDERS', 'SIXTEEN_BITS', 'Calibration', 'calibrate',
-           'split_lines', 'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
+           'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
            'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'fidelity_meter',
            'layer_sensitivity', 'SplitResult', 'calibrate_split', 'compress_split', 'source_folder', 'source_dtype',
            'carry_source', 'load_lines', 'export']
@@ -86,13 +86,6 @@ def calibrate(adapter: HeadAdapter, batch, step=None) -> Calibration:
             if not pre: orders["svd"].append(tuple(t.cpu() for t in static_order(lay)))
             if step is not None: step(l)
     return Calibration(np.stack(tv), np.stack(out), np.stack(energy), np.stack(tail), orders, H // G, np.stack(absolute))
-
-# %% ../nbs/11_compress.ipynb #971006d7
-def split_lines(lines: list, seed: int = 0) -> tuple:
-    "Random halves of the text's lines: (fit lines, held-out lines), each in the text's order."
-    if len(lines) < 30: raise InputError("text", f"need at least 30 lines for a fit half and a held-out half; got {len(lines)}")
-    perm = np.random.default_rng(seed).permutation(len(lines))
-    return [lines[i] for i in sorted(perm[0::2])], [lines[i] for i in sorted(perm[1::2])]
 
 # %% ../nbs/11_compress.ipynb #54e73dd8
 def _water_fill(curves: np.ndarray, budget: int) -> np.ndarray:

@@ -84,8 +84,8 @@ def _latent_route(adapter, s, u0, lines, net, ranks):
 
 @export_route("cache", ("decoder",), "a key cache of sum_g r_g numbers per token in the post-rotary basis", _key_cache_family, remote_code=True)
 def _cache_route(adapter, s, u0, lines, net, ranks):
-    from entropic_bound.text import encode_text
-    from entropic_bound.compress import fidelity_meter, split_lines
+    from entropic_bound.text import encode_text, split_lines
+    from entropic_bound.compress import fidelity_meter
     from entropic_bound.key_cache import key_cache_model, post_rotary_maps
     fit, held = split_lines(lines, 0)
     net = key_cache_model(adapter.model, post_rotary_maps(adapter, encode_text(adapter, fit, s.seq_len), ranks))
@@ -145,7 +145,8 @@ def check_export_choice(budget, allocation: str, order: str, splits, route: str 
 # %% ../nbs/93_compress_run.ipynb #8396e6ed
 def _export(out, adapter, s, units: dict, lines: list, budget: float, allocation: str, order: str, route: str, text, log, progress: bool) -> None:
     "Write the model Table 6 cut at `budget` by `allocation` in `order` (split 0's calibration, from the kept `units`) by `route`'s build, with its manifest."
-    from entropic_bound.compress import allocate, export, fidelity_meter, fold, split_lines
+    from entropic_bound.compress import allocate, export, fidelity_meter, fold
+    from entropic_bound.text import split_lines
     if progress: log(f"entropic-bound compress: exporting the {allocation} cut at budget {budget:g} by route {route} (its fidelity measured on the held-out half) ...")
     u0, key = units[0], (allocation, float(budget))
     ranks = u0.ranks[key] if key in u0.ranks else allocate(u0.calibration, float(budget), allocation, seed=0)
@@ -187,10 +188,11 @@ def run_compress(out, model=None, text=None, budget: float | None = None, alloca
     of `ROUTES`; None: the model kind's default, `choose_route`). `budgets`: the table's (default `compress.BUDGETS`). `preset`: of
     `table6.TABLE6_PRESETS` (default 'quick' for an encoder, 'decoder' for a decoder). A route with its own measurement (keys in
     bits, at the bytes of `bits`-bit keys) runs instead of Table 6 and its manifest is returned; else the `ExperimentResult`.
-    Every choice and the text (`compress.split_lines`: enough lines for both halves) are checked before `out` is claimed
+    Every choice and the text (`text.split_lines`: enough lines for both halves) are checked before `out` is claimed
     (`outputs.OutputFolder`: locked against a second run, a user's file never overwritten) and the claim before the model loads;
     a failure before the results are written leaves `out` as it was."""
-    from entropic_bound.compress import BUDGET, BUDGETS, split_lines
+    from entropic_bound.compress import BUDGET, BUDGETS
+    from entropic_bound.text import split_lines
     from entropic_bound.experiment import SettingsError
     from entropic_bound.outputs import OutputFolder, adopt_earlier_run
     from entropic_bound.table6 import TABLE6, TABLE6_PRESETS, _adapter, _lines

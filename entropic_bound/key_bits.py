@@ -362,8 +362,8 @@ def run_key_bits(out, model=None, text=None, bits: int = DEFAULT_BITS, device: s
     to `out/model` (`compress.export`, `manifest.json`); the manifest also goes to `out/key_bits.json` -> the manifest. Everything is
     measured on the weights as the export stores them (`as_stored`: the source's 16-bit precision where it has one, `compress.source_dtype`)."""
     from entropic_bound.checkpoints import loaded_adapter
-    from entropic_bound.text import read_text, default_text_path, encode_text, python_docs_text, seq_len_limit
-    from entropic_bound.compress import split_lines, export, source_dtype, source_folder
+    from entropic_bound.text import read_text, default_text_path, encode_text, python_docs_text, seq_len_limit, split_lines
+    from entropic_bound.compress import export, source_dtype, source_folder
     from entropic_bound.outputs import atomic_write
     if int(bits) not in range(1, MAX_BITS + 1): raise InputError("bits", f"an integer in 1..{MAX_BITS}; got {bits}")
     out = Path(out)

@@ -14,7 +14,7 @@ from .experiment import OnePartExperiment, check_settings, experiment_config, re
 from .outputs import atomic_write
 from .report import ExperimentResult, claim_over_seeds, csv_table, markdown_table
 from .compress import (ALLOCATIONS, ALLOCATION_RULES, BUDGETS, HIGHER_IS_BETTER, METRICS, SENSITIVITY_GRID, allocate, calibrate_split, compress_split, export, fidelity_meter,
-                                     fold, primary_loss, split_lines)
+                                     fold, primary_loss)
 from .spectral import InputError
 
 # %% auto #0

@@ -8,12 +8,13 @@ import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['MAX_POSITIONS', 'default_text_path', 'read_text', 'python_docs_text', 'TokenBatch', 'pack_token_ids',
+__all__ = ['MAX_POSITIONS', 'default_text_path', 'read_text', 'python_docs_text', 'split_lines', 'TokenBatch', 'pack_token_ids',
            'position_limit', 'seq_len_limit', 'encode_text']
 
 # %% ../nbs/24b_text.ipynb #3fbe2689
@@ -47,6 +48,13 @@ def python_docs_text(max_lines: int = 100, min_chars: int = 60, max_chars: int =
     if not paras or max_lines < 1: raise InputError("text", f"no documentation paragraphs of {min_chars}-{max_chars} characters (max_lines {max_lines})")
     n = min(max_lines, len(paras))
     return [paras[i] for i in sorted({round(i * (len(paras) - 1) / max(1, n - 1)) for i in range(n)})]
+
+# %% ../nbs/24b_text.ipynb #3787f3da
+def split_lines(lines: list, seed: int = 0) -> tuple:
+    "Random halves of the text's lines: (fit lines, held-out lines), each in the text's order."
+    if len(lines) < 30: raise InputError("text", f"need at least 30 lines for a fit half and a held-out half; got {len(lines)}")
+    perm = np.random.default_rng(seed).permutation(len(lines))
+    return [lines[i] for i in sorted(perm[0::2])], [lines[i] for i in sorted(perm[1::2])]
 
 # %% ../nbs/24b_text.ipynb #3daeaf58
 @dataclass

@@ -35,7 +35,7 @@ def test_compress_writes_table_claims_and_a_checkpoint(tmp_path, capsys, kept_ru
     net = transformers.AutoModel.from_pretrained(out / "model").eval()
     tok = transformers.AutoTokenizer.from_pretrained(out / "model")
     ad = checkpoints.load_adapter()
-    _, held = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    _, held = text.split_lines(text.read_text(text.default_text_path()), 0)
     again = compress.fidelity(compress.sentence_embeddings(ad.model, ad.tokenizer, held), compress.sentence_embeddings(net, tok, held))
     for k, v in again.items(): assert v == pytest.approx(manifest["fidelity"][k], abs=1e-6), k
     assert again["cosine"] < 0.999                                            # the reloaded model is compressed, not the original

@@ -23,7 +23,7 @@ def sliced_export(tmp_path_factory):
     "The shipped MiniLM cut by native allocation at half its query-key directions (calibrated on 12 sentences), sliced and exported."
     from entropic_bound.modeling_sliced_bert import SlicedBertModel
     ad = checkpoints.load_adapter()
-    fit, _ = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    fit, _ = text.split_lines(text.read_text(text.default_text_path()), 0)
     cal = compress.calibrate(ad, text.encode_text(ad, fit[:12]))
     ranks = compress.allocate(cal, 0.5, "native")
     sliced = SlicedBertModel.from_folded(compress.fold(ad, cal, ranks), ranks)

@@ -76,8 +76,8 @@ def test_compress_text_below_30_lines_is_refused_before_the_model_loads(lines, t
 
 
 def test_compress_help_states_the_minimum_the_code_checks(capsys):
-    "The help's minimum is the one `compress.split_lines` enforces (29 lines refused above; 30 split)."
-    from entropic_bound.compress import split_lines
+    "The help's minimum is the one `text.split_lines` enforces (29 lines refused above; 30 split)."
+    from entropic_bound.text import split_lines
     assert cli.main(["compress", "--help"]) == 0
     assert "at least 30 lines" in " ".join(capsys.readouterr().out.split())
     fit, held = split_lines([f"line {i}" for i in range(30)], 0)

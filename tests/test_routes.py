@@ -48,7 +48,7 @@ def test_slice_route_exports_fewer_parameters(tmp_path, capsys, kept_runs):
     # the reloaded slice keeps the fold's fidelity, measured on split 0's held-out lines
     net = transformers.AutoModel.from_pretrained(out / "model", trust_remote_code=True).eval()
     ad = checkpoints.load_adapter()
-    _, held = compress.split_lines(text.read_text(text.default_text_path()), 0)
+    _, held = text.split_lines(text.read_text(text.default_text_path()), 0)
     again = compress.fidelity(compress.sentence_embeddings(ad.model, ad.tokenizer, held), compress.sentence_embeddings(net, ad.tokenizer, held))
     for k, v in again.items(): assert v == pytest.approx(manifest["fidelity"][k], abs=1e-6), k
 
