@@ -25,7 +25,7 @@ __all__ = ['SUBJECT', 'TABLE6_PRESETS', 'TEXTS', 'TABLE6', 'Table6Settings', 'me
 @dataclass(frozen=True)
 class Table6Settings:
     """The protocol of Table 6 (beyond the paper): which model and text, the budgets, allocations and direction orders; the
-    other-source text fidelity is also measured on ('python-docs': `checkpoints.python_docs_text`; a path; None: none); and how much
+    other-source text fidelity is also measured on ('python-docs': `text.python_docs_text`; a path; None: none); and how much
     of each text a split reads (None: all): `fit_limit` sequences of the fit half for the calibration and the loss signals, `grid_limit`
     of them for ASVD's sensitivity at the rank fractions `grid`, `eval_limit` of the held-out half and of the other text (sequences
     for a decoder, sentences for an encoder)."""

@@ -49,7 +49,7 @@ def python_docs_text(max_lines: int = 100, min_chars: int = 60, max_chars: int =
     n = min(max_lines, len(paras))
     return [paras[i] for i in sorted({round(i * (len(paras) - 1) / max(1, n - 1)) for i in range(n)})]
 
-# %% ../nbs/24b_text.ipynb #3787f3da
+# %% ../nbs/24b_text.ipynb #e9fe645b
 def split_lines(lines: list, seed: int = 0) -> tuple:
     "Random halves of the text's lines: (fit lines, held-out lines), each in the text's order."
     if len(lines) < 30: raise InputError("text", f"need at least 30 lines for a fit half and a held-out half; got {len(lines)}")
