@@ -21,6 +21,19 @@ from .spectral import InputError
 __all__ = ['SUBJECT', 'TABLE6_PRESETS', 'TEXTS', 'TABLE6', 'Table6Settings', 'measure_table6', 'summarise_table6',
            'table6_summary', 'table6_reading', 'recorded_table6', 'calibration_source']
 
+# %% ../nbs/36_table6.ipynb #9d1b0469
+SUBJECT = "native_loss"                       # the rule the claims grade, against every other rule; its ranks shuffled are the control
+
+def _check_table6(s) -> None:
+    "The rules of `Table6Settings` `s` (its tuples already made tuples): SettingsError naming the first field that breaks one."
+    limit = (lambda v: v is None or (isinstance(v, int) and v >= 1), "None or an integer >= 1")
+    check_settings(s, budgets=(lambda v: len(v) > 0 and all(0 < b <= 1 for b in v), "fractions in (0, 1]"),
+                   allocations=(lambda v: {SUBJECT, "shuffled"} <= set(v) <= set(ALLOCATIONS) and len(v) > 2,
+                                f"a subset of {ALLOCATIONS} holding {SUBJECT}, shuffled and at least one rule to compare with"),
+                   orders=(lambda v: "whitened" in v and set(v) <= {"whitened", "svd"}, "'whitened', optionally 'svd'"),
+                   seq_len=(lambda v: v >= 8, ">= 8"), fit_limit=limit, eval_limit=limit, grid_limit=limit,
+                   grid=(lambda v: len(v) > 0 and all(0 <= f < 1 for f in v), "rank fractions in [0, 1)"))
+
 # %% ../nbs/36_table6.ipynb #8cf13f85
 @dataclass(frozen=True)
 class Table6Settings:
@@ -44,15 +57,8 @@ class Table6Settings:
     def __post_init__(self):
         object.__setattr__(self, "budgets", tuple(float(b) for b in self.budgets)); object.__setattr__(self, "grid", tuple(float(f) for f in self.grid))
         object.__setattr__(self, "allocations", tuple(self.allocations)); object.__setattr__(self, "orders", tuple(self.orders))
-        limit = (lambda v: v is None or (isinstance(v, int) and v >= 1), "None or an integer >= 1")
-        check_settings(self, budgets=(lambda v: len(v) > 0 and all(0 < b <= 1 for b in v), "fractions in (0, 1]"),
-                       allocations=(lambda v: {SUBJECT, "shuffled"} <= set(v) <= set(ALLOCATIONS) and len(v) > 2,
-                                    f"a subset of {ALLOCATIONS} holding {SUBJECT}, shuffled and at least one rule to compare with"),
-                       orders=(lambda v: "whitened" in v and set(v) <= {"whitened", "svd"}, "'whitened', optionally 'svd'"),
-                       seq_len=(lambda v: v >= 8, ">= 8"), fit_limit=limit, eval_limit=limit, grid_limit=limit,
-                       grid=(lambda v: len(v) > 0 and all(0 <= f < 1 for f in v), "rank fractions in [0, 1)"))
+        _check_table6(self)
 
-SUBJECT = "native_loss"                       # the rule the claims grade, against every other rule; its ranks shuffled are the control
 # Every fold is measured on both evaluation texts: the 'quick' preset grades an encoder on 64 sentences of each and measures ASVD's
 # sensitivity on 32 of the fit half (the 'paper' preset reads every sentence). A decoder costs a forward pass of the whole model per
 # fold and text: the 'decoder' preset reads 2 packed sequences of the fit half for the calibration and the loss signals, 1 for ASVD's
