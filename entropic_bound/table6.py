@@ -21,7 +21,7 @@ from .spectral import InputError
 __all__ = ['SUBJECT', 'TABLE6_PRESETS', 'TEXTS', 'TABLE6', 'Table6Settings', 'measure_table6', 'summarise_table6',
            'table6_summary', 'table6_reading', 'recorded_table6', 'calibration_source']
 
-# %% ../nbs/36_table6.ipynb #9d1b0469
+# %% ../nbs/36_table6.ipynb #2bfbfabb
 SUBJECT = "native_loss"                       # the rule the claims grade, against every other rule; its ranks shuffled are the control
 
 def _check_table6(s) -> None:
