@@ -257,7 +257,6 @@ def keys_in_bits(adapter: HeadAdapter, held, pre: KeyStatistics, post: KeyStatis
     (`codecs_at`, from the fit half's statistics `pre` and `post`), measured on the packed sequences `held` against the original model ->
     rows {row, bits, key_bytes, cache_bytes (values in half precision), kl, kl_se, top1, ppl_ratio, tokens, per_sequence}. `ref`: the original's
     side on `held` (`reference_side`), computed here where not given."""
-    from entropic_bound.compress import next_token_logprobs
     from entropic_bound.policy import progress_bar
     model = use_codec(adapter.model, None)
     ref = reference_side(model, held) if ref is None else ref
@@ -265,11 +264,15 @@ def keys_in_bits(adapter: HeadAdapter, held, pre: KeyStatistics, post: KeyStatis
     try:
         for b, r in progress_bar(jobs, desc="keys in bits", unit="row", show=progress):
             if b not in codecs: codecs[b] = codecs_at(pre, post, b)
-            codec = codecs[b][r]
-            sums = _per_sequence(ref, next_token_logprobs(use_codec(model, codec), held, 2), held)
-            out.append(_row(r, b, codec.key_bytes_per_token(CONTEXT), sums, _half_bytes(adapter)))
+            out.append(_measured_row(adapter, r, b, codecs[b][r], held, ref))
     finally: use_codec(model, None)
     return out
+
+def _measured_row(adapter: HeadAdapter, name: str, bits: int, codec: KeyBits, held, ref: list) -> dict:
+    "Row `name` of the table at `bits`: `adapter`'s model reading its keys through `codec` (left so: the caller puts the original back), measured on the packed sequences `held` against the original's side `ref` (`reference_side`)."
+    from entropic_bound.compress import next_token_logprobs
+    sums = _per_sequence(ref, next_token_logprobs(use_codec(adapter.model, codec), held, 2), held)
+    return _row(name, bits, codec.key_bytes_per_token(CONTEXT), sums, _half_bytes(adapter))
 
 def _half_bytes(adapter) -> float:
     "Bytes per token of a 16-bit key (or value) cache of the whole model."
@@ -343,15 +346,13 @@ def _bits_fidelity(adapter: HeadAdapter, rows: dict, held, bits: int, progress: 
     """`run_key_bits`' measurement: each of `rows` (name -> `KeyBits`) against the original on the packed sequences `held` -> name ->
     its next-token fidelity (`kl`, `kl_se`, `top1`, `ppl_ratio`, `tokens`), as its row of the table reads it; the model reads its keys
     as they are again afterwards."""
-    from entropic_bound.compress import next_token_logprobs
-    model_ = use_codec(adapter.model, None)
-    ref, fid = reference_side(model_, held), {}
+    ref, fid = reference_side(use_codec(adapter.model, None), held), {}
     try:
         for name in rows:
             if progress: log(f"entropic-bound compress: measuring {name} on {int(held.mask.sum())} tokens of the other-source text ...")
-            r = _row(name, bits, rows[name].key_bytes_per_token(CONTEXT), _per_sequence(ref, next_token_logprobs(use_codec(model_, rows[name]), held, 2), held), _half_bytes(adapter))
+            r = _measured_row(adapter, name, bits, rows[name], held, ref)
             fid[name] = {k: r[k] for k in ("kl", "kl_se", "top1", "ppl_ratio", "tokens")}
-    finally: use_codec(model_, None)
+    finally: use_codec(adapter.model, None)
     return fid
 
 # %% ../nbs/11e_key_bits.ipynb #b17f0002
