@@ -464,9 +464,8 @@ def overcount_allowance(draws: int, level: float, confidence: float = 0.95) -> i
 
 def _data_only_size_claim(s: Table1Settings, units: dict):
     "The consistency check on the other side of 'equals r*': t1.data_only_size, the share of every draw of both detection teachers where the estimate exceeds r* (a noise eigenvalue above the test's edge) is at most `overcount_allowance`'s count for these draws: a count over independent draws, exact (se 0), its criterion the test's own level."
-    over = [np.asarray(x.detection[name]) > s.r_star for x in units.values() for name in DETECTION_TEACHERS]
-    per_seed = [float(np.mean(np.concatenate(over[i:i + len(DETECTION_TEACHERS)]))) for i in range(0, len(over), len(DETECTION_TEACHERS))]
-    draws, count = sum(o.size for o in over), int(sum(o.sum() for o in over))
+    over = [np.concatenate([np.asarray(x.detection[name]) > s.r_star for name in DETECTION_TEACHERS]) for x in units.values()]   # per seed
+    per_seed, draws, count = [float(o.mean()) for o in over], sum(o.size for o in over), int(sum(o.sum() for o in over))
     allowed = overcount_allowance(draws, s.detect_level)
     return Claim("t1.data_only_size", "4", f"data-only estimate predict_linear_rank counts a direction A* lacks (estimate > r*) on at most {allowed} of the "
                  f"{draws} draws of both detection teachers ({count} measured): the count a test at its Tracy–Widom level {s.detect_level:g} exceeds with "
