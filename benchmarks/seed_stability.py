@@ -32,6 +32,12 @@ def seed_range(text: str) -> list:
     return [int(t) for t in text.split(",")]
 
 
+def reference_by_claim() -> dict:
+    "The stored reference's verdict, margin and critical value per claim id (seeds 0-2), as the stored runs record it beside their own."
+    ref, margin, critical = reference_verdicts(), reference_verdicts("margin"), reference_verdicts("critical")
+    return {i: dict(verdict=v, margin=margin.get(i), critical=critical.get(i)) for i, v in ref.items()}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", default="3-8", help="seeds of the new run (default 3-8)")
@@ -44,8 +50,8 @@ def main():
     jobs = default_jobs(shelf("paper")) if a.jobs is None else a.jobs
     with tempfile.TemporaryDirectory() as tmp:
         claims = reproduce(Path(a.out or tmp), "quick", seeds, "cpu", force=a.out is None, progress=False, jobs=jobs)
-    ref, ref_margin, ref_critical = reference_verdicts(), reference_verdicts("margin"), reference_verdicts("critical")
-    reference = {i: dict(verdict=v, margin=ref_margin.get(i), critical=ref_critical.get(i)) for i, v in ref.items()}
+    reference = reference_by_claim()
+    ref, ref_margin, ref_critical = ({i: r[k] for i, r in reference.items() if r[k] is not None} for k in ("verdict", "margin", "critical"))
     STORED.write_text(json.dumps(dict(preset="quick", seeds=seeds, date=datetime.date.today().isoformat(), commit=head_commit(),
                                       reference_seeds=[0, 1, 2], reference=reference, claims=claims), indent=1) + "\n")
     print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} beside the reference's seeds 0-2 (margins in pooled standard errors, then the critical value):")

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from _commit import head_commit
-from entropic_bound.cli import reference_verdicts
+from seed_stability import reference_by_claim
 from entropic_bound.experiment import REFERENCE_SEEDS, shelf
 from entropic_bound.policy import tune_allocator
 from entropic_bound.reproduce import default_jobs, reproduce
@@ -40,8 +40,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         claims = reproduce(Path(a.out or tmp), "quick", seeds, "cpu", only=only, force=a.out is None, progress=False, jobs=jobs,
                            seeds_up_to=a.up_to)
-    ref, ref_margin, ref_critical = reference_verdicts(), reference_verdicts("margin"), reference_verdicts("critical")
-    reference = {i: dict(verdict=v, margin=ref_margin.get(i), critical=ref_critical.get(i)) for i, v in ref.items()}
+    reference = reference_by_claim()
+    ref, ref_margin, ref_critical = ({i: r[k] for i, r in reference.items() if r[k] is not None} for k in ("verdict", "margin", "critical"))
     print(f"quick preset, seeds {seeds[0]}-{seeds[-1]} and up to {a.up_to} where a claim is undecided, beside one look at seeds 0-2:")
     print(f"{'claim':40s} {'seeds 0-2':>20s} {'sequential':>20s} seeds looks")
     for c in claims:
