@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from .policy import cpu_threads, progress_bar
-from .heads import (check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_sequences)
+from .heads import (check_tol, error_curves, grid_step, matrix_measures, measure_layer, split_heads, split_sequences)
 from .checkpoints import (HeadAdapter, attention_inputs, load_adapter)
 from .text import (TokenBatch, default_text_path, encode_text, read_text)
 from .spectral import InputError
@@ -59,6 +59,14 @@ def pick_curve_heads(rows: list[dict], n: int = 4) -> list[tuple]:
     return picked[:n]
 
 # %% ../nbs/09_real_heads.ipynb #bac8ef72
+def _quant_steps(adapter: HeadAdapter, layer: int) -> dict | None:
+    "Quantisation steps of `layer`'s W_Q and W_K per head {'WQ': (H, d, dh), 'WK': (G, d, dh)} if both lie on a block grid (`heads.grid_step`), else None."
+    M = adapter.matrices(layer)
+    sq, sk = grid_step(M["query"]), grid_step(M["key"])
+    if sq is None or sk is None: return None
+    per_head = lambda s, n: split_heads(torch.as_tensor(s).T, None, n)[0]
+    return dict(WQ=per_head(sq, adapter.n_heads), WK=per_head(sk, adapter.n_kv_heads))
+
 def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_out: float | None = None, seed: int = 0,
                 fraction: float = 0.9, n_curves: int = 4, progress: bool = False, inputs: list | None = None) -> HeadsReport:
     """Static and attention-native ranks of every head on `batch` (held-out split by `seed`), error curves, per-layer matrix table;
@@ -69,7 +77,7 @@ def audit_heads(adapter: HeadAdapter, batch: TokenBatch, tol: float = 0.05, tol_
     bar = progress_bar(total=2 * adapter.n_layers + 2, desc="audit", unit="step", show=progress)    # inputs, heads per layer, curves, matrices per layer
     X = attention_inputs(adapter, batch) if inputs is None else inputs; bar.set_postfix_str("attention inputs"); bar.update()
     rows, curves = [], {}
-    quant = [adapter.quant_steps(l) for l in range(adapter.n_layers)]
+    quant = [_quant_steps(adapter, l) for l in range(adapter.n_layers)]
     device = next(adapter.model.parameters()).device                   # the head mathematics runs where the model is
     with cpu_threads(device, 1):                                        # many small batched solves: one thread is much faster
         for l in range(adapter.n_layers):

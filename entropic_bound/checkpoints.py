@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from .heads import LayerHeads, grid_step, split_heads
+from .heads import LayerHeads, split_heads
 from .outputs import staged_folder
 from .spectral import InputError
 from .text import MAX_POSITIONS, TokenBatch
@@ -107,13 +107,6 @@ class HeadAdapter:
         """Write per-head query and key maps WQ (H, d, dh), bQ (H, dh), WK (G, d, dh), bK (G, dh) of `layer` into `net`, a model of
         the adapter's architecture (a copy of its model), in place, in the family's own layout."""
         raise _no_fold(self.family, "is not supported")
-    def quant_steps(self, layer: int) -> dict | None:
-        "Quantisation steps of W_Q and W_K per head {'WQ': (H, d, dh), 'WK': (G, d, dh)} if both lie on a block grid (`heads.grid_step`), else None."
-        M = self.matrices(layer)
-        sq, sk = grid_step(M["query"]), grid_step(M["key"])
-        if sq is None or sk is None: return None
-        per_head = lambda s, n: split_heads(torch.as_tensor(s).T, None, n)[0]
-        return dict(WQ=per_head(sq, self.n_heads), WK=per_head(sk, self.n_kv_heads))
 
 # %% ../nbs/24_checkpoints.ipynb #6907389c
 EXAMPLE_SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=60, initializer_range=0.2)
