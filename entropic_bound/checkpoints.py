@@ -468,9 +468,12 @@ def _reading(path):
 
 
 # %% ../nbs/24_checkpoints.ipynb #13ac334c
-def cache_dir() -> Path:
-    "Where the library keeps what it computes once per machine (de-quantised GGUF checkpoints): `$ENTROPIC_BOUND_CACHE`, else ~/.cache/entropic_bound."
-    return Path(os.environ.get("ENTROPIC_BOUND_CACHE") or Path.home() / ".cache" / "entropic_bound")
+def cache_dir() -> Path | None:
+    """Where the library keeps what it computes once per machine (de-quantised GGUF checkpoints): `$ENTROPIC_BOUND_CACHE`, else
+    ~/.cache/entropic_bound; None where `$ENTROPIC_BOUND_CACHE` is `off` (nothing is kept: a GGUF file is de-quantised at every load)."""
+    where = os.environ.get("ENTROPIC_BOUND_CACHE")
+    if where is not None and where.strip().lower() == "off": return None
+    return Path(where or Path.home() / ".cache" / "entropic_bound")
 
 def saveable(net):
     """`net` ready for `save_pretrained`, in place: a model loaded from a GGUF file holds float weights but keeps transformers' quantiser
@@ -491,22 +494,54 @@ def _quiet_gguf():
     finally:
         if bar is not None: mod.tqdm = bar
 
+@functools.lru_cache(maxsize=16)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    "SHA-256 of the file `path`'s bytes, read once per process for a given size and modification time (half a second for SmolLM2's 98 MB)."
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""): h.update(block)
+    return h.hexdigest()
+
+def _gguf_key(f: Path, transformers) -> str:
+    """The cache folder's name for the GGUF file `f`: its stem, the SHA-256 of its bytes (a reinstall that gives the same file a new time
+    finds the same folder), and of the conversion (`_dequantised` and `saveable`'s code, the transformers version)."""
+    import hashlib, inspect
+    st = f.stat()
+    try: code = "".join(inspect.getsource(g) for g in (_dequantised, saveable))
+    except (OSError, TypeError): code = ""                                   # no source to read: the versions alone
+    conv = hashlib.sha256(f"{code}\ntransformers {transformers.__version__}".encode()).hexdigest()
+    return f"{f.stem}-{_file_sha256(str(f), st.st_size, st.st_mtime_ns)[:16]}-{conv[:12]}"
+
+@contextlib.contextmanager
+def _one_at_a_time(lock: Path):
+    "Hold an exclusive lock on the file `lock` (waiting for it), so that processes started together de-quantise a file once; no lock where the platform has no `fcntl`."
+    try: import fcntl
+    except ImportError: fcntl = None
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        if fcntl is not None: fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
 def _dequantised(src, transformers):
     """The GGUF checkpoint `src` de-quantised once into a standard folder (config, float weights and tokenizer, `save_pretrained`) under
-    `cache_dir()`, keyed by the file's name, size and modification time and the transformers version, so that later loads read floats
-    instead of de-quantising again (tens of seconds for SmolLM2 on two cores); None where the cache cannot be written (then the GGUF
-    file is read each time)."""
+    `cache_dir()`, keyed by the file's content and the conversion (`_gguf_key`), so that later loads, in any process, read floats
+    instead of de-quantising again (44 s for SmolLM2 at one thread; a load from the cache 0.4 s); written whole or not at all
+    (`outputs.staged_folder`), by one process at a time. None where the cache is off or cannot be written (then the GGUF file is read
+    each time)."""
+    if (root := cache_dir()) is None: return None
     f = src.path / src.gguf_file
-    st = f.stat()
-    folder = cache_dir() / "gguf" / f"{f.stem}-{st.st_size}-{st.st_mtime_ns}-transformers{transformers.__version__}"
+    folder = root / "gguf" / _gguf_key(f, transformers)
     if (folder / "config.json").is_file(): return folder
     try:
-        with staged_folder(folder) as stage:                            # whole or not at all (page 25)
-            with _quiet_gguf():
-                net = transformers.AutoModelForCausalLM.from_pretrained(src.path, gguf_file=src.gguf_file, local_files_only=True)
-            saveable(net).save_pretrained(stage)
-            tok = load_tokenizer(src.path, src.gguf_file)
-            if tok is not None: tok.save_pretrained(stage)
+        with _one_at_a_time(root / "gguf" / f".{folder.name}.lock"):
+            if (folder / "config.json").is_file(): return folder                 # another process made it while this one waited
+            with staged_folder(folder) as stage:                                # whole or not at all (page 25)
+                with _quiet_gguf():
+                    net = transformers.AutoModelForCausalLM.from_pretrained(src.path, gguf_file=src.gguf_file, local_files_only=True)
+                saveable(net).save_pretrained(stage)
+                tok = load_tokenizer(src.path, src.gguf_file)
+                if tok is not None: tok.save_pretrained(stage)
     except OSError: pass                                                # the cache cannot be written, or another process made it first
     return folder if (folder / "config.json").is_file() else None
 
@@ -553,7 +588,8 @@ def loaded_adapter(model=None, device: str = "cpu", tokenizer=None, causal_lm: b
 
 # %% ../nbs/24_checkpoints.ipynb #dc3e6086
 def attention_inputs(adapter: HeadAdapter, batch: TokenBatch, chunk: int = 32) -> list:
-    "Hidden states entering each layer's attention, one float32 CPU tensor (n, T, d) per layer, from forwards of `chunk` sequences."
+    """Hidden states entering each layer's attention, one float32 CPU tensor (n, T, d) per layer, from forwards of `chunk` sequences
+    through the base model (a language model's head, a fifth of SmolLM2's forward on its 49,152 tokens, is not computed: nothing reads it)."""
     store, device = {}, next(adapter.model.parameters()).device
     def hook(layer):
         def save(module, args, kwargs):
@@ -563,7 +599,7 @@ def attention_inputs(adapter: HeadAdapter, batch: TokenBatch, chunk: int = 32) -
     try:
         with torch.no_grad():
             for i in range(0, batch.ids.shape[0], chunk):
-                adapter.model(input_ids=batch.ids[i:i + chunk].to(device), attention_mask=batch.mask[i:i + chunk].to(device))
+                adapter.model.base_model(input_ids=batch.ids[i:i + chunk].to(device), attention_mask=batch.mask[i:i + chunk].to(device))
     finally:
         for h in handles: h.remove()
     return [torch.cat(store[l]) for l in range(adapter.n_layers)]

@@ -536,14 +536,17 @@ def compress_split(adapter: HeadAdapter, lines: list, seed: int, budgets=BUDGETS
     orders = tuple(o for o in orders if o in cal.orders)
     measure = fidelity_meter(adapter, held, seq_len, held_limit)
     work = copy.deepcopy(adapter.model)
-    ranks, fid, oth = {}, {}, {}
+    ranks, fid, oth, seen = {}, {}, {}, {}
     jobs = [(b, a, o) for b in budgets for a in allocations for o in orders if o == "whitened" or a in ORDER_RULES]
     with progress_bar(total=len(jobs), desc=f"split {seed}", unit="fold", show=progress, leave=False) as bar:
         for b, a, o in jobs:
             if (a, b) not in ranks: ranks[(a, b)] = allocate(cal, b, a, seed=seed)
-            net = fold(adapter, cal, ranks[(a, b)], o, model=work)
-            fid[(a, o, b)] = measure(net)
-            if other is not None: oth[(a, o, b)] = other(net)
+            same = (o, ranks[(a, b)].tobytes())                             # two rules that give the same ranks fold the same model:
+            if same not in seen:                                            # it is measured once (e.g. uniform and sensitivity at 25 %)
+                net = fold(adapter, cal, ranks[(a, b)], o, model=work)
+                seen[same] = (measure(net), None if other is None else other(net))
+            fid[(a, o, b)] = dict(seen[same][0])
+            if other is not None: oth[(a, o, b)] = dict(seen[same][1])
             bar.set_postfix_str(f"{a} at {100 * b:g} %, {o} order"); bar.update()
     positions = dict(held=measure.positions, **({} if other is None else dict(other=other.positions)))
     return SplitResult(cal, ranks, fid, measure.kind, measure.primary, oth, positions)
@@ -567,7 +570,7 @@ def source_dtype(folder):
     from entropic_bound.checkpoints import cache_dir
     if folder is None: return None
     folder = Path(folder)
-    if folder.parent == cache_dir() / "gguf": return torch.float16
+    if (cache := cache_dir()) is not None and folder.parent == cache / "gguf": return torch.float16
     try: cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError): return None
     name = cfg.get("dtype") or cfg.get("torch_dtype")

@@ -98,9 +98,14 @@ class KeyStatistics:
 
 # %% ../nbs/11e_key_bits.ipynb #b5d6bcc0
 def _distortion(C: torch.Tensor, mask: torch.Tensor, group: int) -> np.ndarray:
-    "Summed squared error over the valid tokens of each coordinate of C (n, T, d) quantised at 0..MAX_BITS bits -> (d, MAX_BITS + 1)."
-    m = mask.to(C.dtype)[..., None]
-    return np.stack([((quantise(C, [b] * C.shape[-1], group) - C) ** 2 * m).sum((0, 1)).numpy() for b in range(MAX_BITS + 1)], -1)
+    """Summed squared error over the valid tokens of each coordinate of C (n, T, d) quantised at 0..MAX_BITS bits -> (d, MAX_BITS + 1):
+    `quantise` at each width, the runs' codes of every width computed in one call (the same arithmetic, element by element)."""
+    m, T = mask.to(C.dtype)[..., None], C.shape[-2]
+    runs = torch.nn.functional.pad(C, (0, 0, 0, (-T) % group)).unflatten(-2, (-1, group))             # as `quantise` cuts them
+    widths = torch.arange(1, MAX_BITS + 1).reshape(-1, *[1] * runs.dim())                               # every width in one pass
+    back = dequantise_runs(*quantise_runs(runs.expand(MAX_BITS, *runs.shape), widths), C.dtype).flatten(-3, -2)[..., :T, :]
+    return np.stack([((torch.zeros_like(C) - C) ** 2 * m).sum((0, 1)).numpy()] +                         # 0 bits: dropped
+                    [((back[b - 1] - C) ** 2 * m).sum((0, 1)).numpy() for b in range(1, MAX_BITS + 1)], -1)
 
 def _layer_statistics(st, lay, pre: bool, unit: float, first: list, mask, group: int) -> dict:
     "One layer's entries of `KeyStatistics` from its head states `st` (float64), after the rotary embedding or before it (`pre`)."

@@ -106,3 +106,16 @@ def test_the_commands_rows_need_no_statistics_after_the_rotation(tmp_path):
                 assert all(torch.equal(x, y) for x, y in zip(ra, rb)), (name, kind)
     for row in ("native_post", "rank_cut"):
         with pytest.raises(Exception, match="post"): codecs_at(alone, None, 2, names=("native", row))
+
+
+def test_distortion_is_quantise_at_every_width_to_the_last_bit():
+    "`_distortion` codes every width in one call: its error curves equal those of `quantise` at each width, one at a time, exactly."
+    from entropic_bound.key_bits import _distortion, quantise, MAX_BITS
+    g = torch.Generator().manual_seed(0)
+    C = torch.randn(3, 77, 5, generator=g, dtype=torch.float64) * torch.tensor([1.0, 0.1, 3.0, 0.0, 1e-3], dtype=torch.float64)
+    mask = torch.ones(3, 77, dtype=torch.long); mask[1, 60:] = 0; mask[2, :3] = 0          # padding and a run cut short (77 = 2 * 32 + 13)
+    m = mask.to(C.dtype)[..., None]
+    want = np.stack([((quantise(C, [b] * 5, 32) - C) ** 2 * m).sum((0, 1)).numpy() for b in range(MAX_BITS + 1)], -1)
+    got = _distortion(C, mask, 32)
+    assert got.shape == (5, MAX_BITS + 1) and np.array_equal(got, want)
+    assert np.array_equal(got[:, 0], (C ** 2 * m).sum((0, 1)).numpy()) and (np.diff(got[:, 1:], axis=-1) <= 1e-12).all()   # a wider code never errs more
