@@ -318,10 +318,10 @@ def _reference_side(P0) -> tuple:
 def _next_token_sums(P0, P1, ids, mask, side: tuple | None = None) -> np.ndarray:
     """Sums over the positions with a real next token: KL(P0 || P1), the two negative log-likelihoods, agreements of the most likely
     token, and the count. `side`: `_reference_side(P0)`, kept by a caller that compares many P1 with one P0 (the same arithmetic)."""
-    m, (p0, e0, top0), p1 = (mask[:, 1:] * mask[:, :-1]).bool(), _reference_side(P0) if side is None else side, P1.double()
-    kl = (e0 * (p0 - p1)).sum(-1)[m].sum()
+    m, (p0, e0, top0) = (mask[:, 1:] * mask[:, :-1]).bool(), _reference_side(P0) if side is None else side
+    kl = torch.sub(p0, P1).mul_(e0).sum(-1)[m].sum()            # P1 widened to double element by element: one vocabulary-sized temporary
     nxt = ids[:, 1:, None]
-    nll0, nll1 = -p0.gather(-1, nxt)[..., 0][m].sum(), -p1.gather(-1, nxt)[..., 0][m].sum()
+    nll0, nll1 = -p0.gather(-1, nxt)[..., 0][m].sum(), -P1.gather(-1, nxt)[..., 0].double()[m].sum()
     return np.array([float(kl), float(nll0), float(nll1), float((top0 == P1.argmax(-1))[m].sum()), float(m.sum())])
 
 def _next_token_result(sums) -> dict:
@@ -421,12 +421,11 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
     ('encoder' or 'decoder', the adapter's); `primary`, the metric its loss is read in (`METRICS[kind][0]`, `primary_loss`)."""
     if limit is not None and limit < 1: raise InputError("limit", f"must be >= 1; got {limit}")
     if adapter.kind == "encoder":
-        held = held[:limit]
+        held = _evaluated(adapter, held, seq_len, limit)
         ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
         measure = lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
         return _meter(measure, adapter, len(held))
-    batch, chunk = encode_text(adapter, held, seq_len), 4
-    batch = batch.head(batch.ids.shape[0] if limit is None else limit)
+    batch, chunk = _evaluated(adapter, held, seq_len, limit), 4
     ref = next_token_logprobs(adapter.model, batch, chunk)
     starts = range(0, batch.ids.shape[0], chunk)
     keep = 16 * ref.numel() <= _REFERENCE_KEPT_BYTES                   # the original's side once, where it fits
@@ -436,6 +435,17 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
                                     batch.mask[i:i + chunk], side) for i, side in zip(starts, kept))
         return _next_token_result(sums)
     return _meter(measure, adapter, int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum()))
+
+def _evaluated(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
+    "What a `fidelity_meter` on the lines `held` reads: at most `limit` sentences (an encoder), or the first `limit` of them packed into sequences of `seq_len` (a decoder, a `TokenBatch`)."
+    if adapter.kind == "encoder": return held[:limit]
+    batch = encode_text(adapter, held, seq_len)
+    return batch.head(batch.ids.shape[0] if limit is None else limit)
+
+def _same_evaluation(a, b) -> bool:
+    "Whether two `_evaluated` readings are the same sentences, or the same packed tokens and mask: two meters on them measure a model alike."
+    if isinstance(a, list) or isinstance(b, list): return a == b
+    return a.ids.shape == b.ids.shape and torch.equal(a.ids, b.ids) and torch.equal(a.mask, b.mask)
 
 def _meter(measure, adapter: HeadAdapter, positions: int):
     "`measure` with what it averages over and what it reads: `positions`, the adapter's `kind` and that kind's `primary` metric."

@@ -329,21 +329,28 @@ def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> l
     Per budget, the primary fidelity loss (`compress.primary_loss`) on the graded half of: uniform and `SUBJECT` allocation calibrated
     as in the table (split by split, on the shipped text's fit half: `units`, {seed: SplitResult}); `SUBJECT` with only its price
     (`out_weight`) measured on the other text's second half, curves and directions from the split; and uniform and `SUBJECT` calibrated
-    wholly on that second half. -> rows {budget, calibration, loss, loss_min, loss_max} (over the splits; one value for the last two)."""
+    wholly on that second half. -> rows {budget, calibration, loss, loss_min, loss_max} (over the splits; one value for the last two).
+    Where the graded half's sequences (sentences) are those the table measured the other text on, a cut calibrated as in the table is
+    read from the table (`SplitResult.other`: the same fold on the same tokens) instead of being measured again."""
     from copy import deepcopy
     from dataclasses import replace
+    from entropic_bound.compress import _evaluated, _same_evaluation
     from entropic_bound.policy import cpu_threads, engine_threads
     adapter, other = _adapter(s, device), _other_lines(s)
     if other is None: raise InputError("other_text", "calibration_source needs an other-source text")
     graded, fit = other[:len(other) // 2], other[len(other) // 2:]
     rows, work = [], deepcopy(adapter.model)
+    as_table = _same_evaluation(_evaluated(adapter, graded, s.seq_len, s.eval_limit), _evaluated(adapter, other, s.seq_len, s.eval_limit))
     with cpu_threads(device, engine_threads()):
         meter = fidelity_meter(adapter, graded, s.seq_len, s.eval_limit)
         there = calibrate_split(adapter, fit, 0, (SUBJECT, "uniform"), s.seq_len, s.fit_limit)
         cut = lambda cal, ranks: primary_loss(meter(fold(adapter, cal, ranks, "whitened", model=work)), meter.primary)
+        def shipped(u, a, b, ranks):                                     # calibrated on the shipped text, as the table's rule a
+            same = as_table and (a, "whitened", b) in u.other and np.array_equal(u.ranks.get((a, b)), ranks)
+            return primary_loss(u.other[(a, "whitened", b)], meter.primary) if same else cut(u.calibration, ranks)
         for b in s.budgets:
-            per = {"uniform, shipped text": [cut(u.calibration, allocate(u.calibration, b, "uniform")) for u in units.values()],
-                   f"{SUBJECT}, shipped text": [cut(u.calibration, u.ranks[(SUBJECT, b)]) for u in units.values()],
+            per = {"uniform, shipped text": [shipped(u, "uniform", b, allocate(u.calibration, b, "uniform")) for u in units.values()],
+                   f"{SUBJECT}, shipped text": [shipped(u, SUBJECT, b, u.ranks[(SUBJECT, b)]) for u in units.values()],
                    f"{SUBJECT}, priced on the other text": [cut(u.calibration, allocate(replace(u.calibration, out_weight=there.out_weight), b, SUBJECT))
                                                            for u in units.values()],
                    "uniform, other text": [cut(there, allocate(there, b, "uniform"))],
