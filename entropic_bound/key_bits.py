@@ -313,10 +313,11 @@ def bits_claims(table: list, budgets=CLAIM_BUDGETS) -> list:
 
 # %% ../nbs/11e_key_bits.ipynb #72f6307d
 def cache_bytes_after(model, ids: torch.Tensor, new_cache=None) -> dict:
-    "Bytes the key and value tensors of a cache hold after a prefill of `ids` (1, T) (`new_cache()`; default: the model's own `DynamicCache`)."
+    """Bytes the key and value tensors of a cache hold after a prefill of `ids` (1, T) (`new_cache()`; default: the model's own `DynamicCache`);
+    the prefill runs the base model (what fills the cache), not the language-model head's T x vocabulary logits, which nothing reads."""
     from transformers import DynamicCache
     cache = DynamicCache(config=model.config) if new_cache is None else new_cache()
-    with torch.no_grad(): model(input_ids=ids, past_key_values=cache, use_cache=True)
+    with torch.no_grad(): model.base_model(input_ids=ids, past_key_values=cache, use_cache=True)
     if isinstance(cache, BitsKeyCache): return dict(keys=cache.key_bytes(), values=cache.value_bytes())
     nbytes = lambda t: t.numel() * t.element_size()
     return dict(keys=sum(nbytes(l.keys) for l in cache.layers), values=sum(nbytes(l.values) for l in cache.layers))
