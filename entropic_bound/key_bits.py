@@ -276,7 +276,9 @@ def keys_in_bits(adapter: HeadAdapter, held, pre: KeyStatistics, post: KeyStatis
 def _measured_row(adapter: HeadAdapter, name: str, bits: int, codec: KeyBits, held, ref: list) -> dict:
     "Row `name` of the table at `bits`: `adapter`'s model reading its keys through `codec` (left so: the caller puts the original back), measured on the packed sequences `held` against the original's side `ref` (`reference_side`)."
     from entropic_bound.compress import next_token_logprobs
-    sums = _per_sequence(ref, next_token_logprobs(use_codec(adapter.model, codec), held, 2), held)
+    model, n = use_codec(adapter.model, codec), 2                     # two sequences' log-probabilities at a time, not all of them
+    parts = [(i, held.head(i + n).tail(i)) for i in range(0, held.ids.shape[0], n)]
+    sums = np.concatenate([_per_sequence(ref[i:i + n], next_token_logprobs(model, part, n), part) for i, part in parts])
     return _row(name, bits, codec.key_bytes_per_token(CONTEXT), sums, _half_bytes(adapter))
 
 def _half_bytes(adapter) -> float:
