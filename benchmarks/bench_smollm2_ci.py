@@ -99,6 +99,31 @@ def main():
                            log_softmax_s=round(lsm, 3), loss_sums_s=round(loss, 3), reference_side_s=round(ref_s, 3))
     print("one row on one sequence:", json.dumps(report["split"]), flush=True)
 
+    # Where one fold of Table 6 on SmolLM2 spends its time (decoder preset: 2 sequences of 128 tokens per text, split 0's fit half).
+    s = table6.TABLE6.settings("decoder", model="smollm2")
+    adapter, lines = table6._adapter(s), table6._lines(s)
+    fit6, held6 = split_lines(lines, 0)
+    t = time.process_time()
+    cal6 = compress.calibrate_split(adapter, fit6, 0, (table6.SUBJECT, "uniform"), s.seq_len, s.fit_limit)
+    cal_s = time.process_time() - t
+    batch = compress._evaluated(adapter, held6, s.seq_len, s.eval_limit)
+    meter = compress.fidelity_meter(adapter, held6, s.seq_len, s.eval_limit)
+    ranks = compress.allocate(cal6, 0.5, table6.SUBJECT)
+    work = copy.deepcopy(adapter.model)
+    fold_s, net = cpu(lambda: compress.fold(adapter, cal6, ranks, "whitened", model=work), R)
+    with torch.no_grad():
+        body, _ = cpu(lambda: net.base_model(input_ids=batch.ids, attention_mask=batch.mask), R)
+        head, logits = cpu(lambda: net(input_ids=batch.ids, attention_mask=batch.mask).logits, R)
+        lsm6, P = cpu(lambda: torch.log_softmax(logits[:, :-1].float(), -1), R)
+    ref6 = compress._reference_side(compress.next_token_logprobs(adapter.model, batch, 4))
+    sums6, _ = cpu(lambda: compress._next_token_sums(None, P, batch.ids, batch.mask, ref6), R)
+    whole, _ = cpu(lambda: meter(net), R)
+    report["table6_fold"] = dict(tokens=int(batch.mask.sum()), calibration_without_sensitivity_s=round(cal_s, 3), fold_s=round(fold_s, 3),
+                                 forward_without_head_s=round(body, 3), forward_with_head_s=round(head, 3), log_softmax_s=round(lsm6, 3),
+                                 sums_s=round(sums6, 3), one_text_measured_s=round(whole, 3))
+    print("one fold of Table 6 (one text):", json.dumps(report["table6_fold"]), flush=True)
+    del work
+
     cuts = report["cuts"]
     cuts["key_statistics (1 fit sequence, both flags)"] = side_by_side(
         lambda: old["key_bits"].key_statistics(smol, fit, pre=(True, False)), lambda: kb.key_statistics(smol, fit, pre=(True, False)), R, equal)
