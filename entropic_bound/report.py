@@ -216,8 +216,9 @@ def one_change(claim: dict, control: dict, changes, id: str = "claim") -> tuple:
 
 def claim_over_seeds(id: str, section: str, statement: str, values, threshold: float, direction: str, paper=None, target=None,
                      kind: str = "empirical", control=None, removes: str | None = None, resolution: float = 0.0,
-                     differs: str | None = None, setting: str | None = None, protocol: tuple | None = None, changes=None) -> Claim:
-    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread and the standard error of the mean from the variance pooled with the control's (`pooled_se`); `control` = (statement, per-seed values) of the negative control, judged by the same criterion, `removes` the one ingredient it takes away, and `protocol` = (claim's, control's) settings {field: value}, which must differ in exactly the fields `changes` (`one_change`)."
+                     differs: str | None = None, setting: str | None = None, protocol: tuple | None = None, changes=None,
+                     control_resolution: float | None = None) -> Claim:
+    "A `Claim` whose measurement is the mean of per-seed `values`, with their [min, max] as spread and the standard error of the mean from the variance pooled with the control's (`pooled_se`); `control` = (statement, per-seed values) of the negative control, judged by the same criterion at `control_resolution` (default: the claim's `resolution`; a control over other items than its claim's has its own), `removes` the one ingredient it takes away, and `protocol` = (claim's, control's) settings {field: value}, which must differ in exactly the fields `changes` (`one_change`)."
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0: raise InputError(f"claim {id}: no values")
     if (protocol is None) != (changes is None): raise InputError(f"claim {id}: a protocol pair and the fields it changes are given together")
@@ -232,7 +233,7 @@ def claim_over_seeds(id: str, section: str, statement: str, values, threshold: f
     pooled = cv is not None and cv.size > 1 and df == v.size + cv.size - 2         # one variance over both (`pooled_se`)
     if control is not None:
         ctl = Claim(f"{id}.control", section, c_statement, float(cv.mean()), float(threshold), direction, (float(cv.min()), float(cv.max())),
-                    None, None if target is None else float(target), "consistency", resolution=float(resolution), se=c_se, df=c_df,
+                    None, None if target is None else float(target), "consistency", resolution=float(resolution if control_resolution is None else control_resolution), se=c_se, df=c_df,
                     items=int(cv.size), pooled=pooled)
     return Claim(id, section, statement, float(v.mean()), float(threshold), direction, (float(v.min()), float(v.max())), paper,
                  None if target is None else float(target), kind, ctl, removes, float(resolution), differs, setting, checked, se, df, int(v.size), pooled)

@@ -391,21 +391,21 @@ def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tupl
     items = lambda side, near=False: sum(len(_graded(getattr(seed, field), s.d, g, side, oracle, near)) for seed in units.values())
     paper = "only partial pre-training recovery (nonlinear inversion)"
     side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which, oracle=oracle)
-    claims = [
+    return [
         claim_over_seeds(ids[0], "§6", f"{where}: beyond the predicted frontier (n >= g·n1, g = {g:.3g} the {ladder}'s step) "
                          "the data-only rank equals r* in at most half the cells — a systematic misfit grows above an edge that does not",
                          beyond, 0.5, "<=", paper=paper, differs=differs,
                          control=(f"the same softmax tasks {just}below the predicted frontier ({reach['below'][0]})", near_below),
                          removes=f"many enough samples (the same tasks {reach['below'][1]}, where the misfit is predicted to be still below the edge)",
-                         resolution=1.0 / max(1, items("beyond")), protocol=(side("beyond"), side(just + "below")), changes="side"),
+                         resolution=1.0 / max(1, items("beyond")), control_resolution=1.0 / max(1, items("below", band)),   # a control's resolution: one of its own cells
+                         protocol=(side("beyond"), side(just + "below")), changes="side"),
         claim_over_seeds(ids[1], "§6", f"{where}: below the predicted frontier (n <= n1/g) the data-only rank "
                          "equals r* in more than half the cells", below, 0.5, ">=", paper=paper,
                          differs=differs, control=(f"the same softmax tasks {just}beyond the predicted frontier ({reach['beyond'][0]})", near_beyond),
                          removes=f"few enough samples (the same tasks {reach['beyond'][1]}, where the misfit is predicted to have grown above the edge)",
-                         resolution=1.0 / max(1, items("below")), protocol=(side("below"), side(just + "beyond")), changes="side"),
+                         resolution=1.0 / max(1, items("below")), control_resolution=1.0 / max(1, items("beyond", band)),
+                         protocol=(side("below"), side(just + "beyond")), changes="side"),
     ]
-    for c, other in zip(claims, ("below", "beyond")): c.control.resolution = 1.0 / max(1, items(other, band))   # a control's resolution is one of its own cells, not one of its claim's
-    return claims
 
 def _frontier_linear(s, units: dict) -> dict:
     "{field: per seed, the fraction of the cells beyond g·n₁ whose log-route rank on the linear-QK teacher of the same draw is r*} for the map (oracle n₁) and the out-of-sample cells (data-only n̂₁): the comparison the frontier claims no longer grade, since those teachers have no frontier by construction."
