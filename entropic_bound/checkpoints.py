@@ -513,6 +513,17 @@ def _gguf_key(f: Path, transformers) -> str:
     conv = hashlib.sha256(f"{code}\ntransformers {transformers.__version__}".encode()).hexdigest()
     return f"{f.stem}-{_file_sha256(str(f), st.st_size, st.st_mtime_ns)[:16]}-{conv[:12]}"
 
+def _drop_stale(folder: Path) -> None:
+    """Remove the cache folders beside `folder` that hold the same GGUF file name under another key (other bytes, an older conversion or
+    transformers version, or the earlier key by size and time) and their locks: one de-quantised copy per file name, not one per upgrade."""
+    import re, shutil
+    stem = folder.name[:-30]                                             # the key is '<stem>-<16 hex>-<12 hex>'
+    stale = re.compile(re.escape(stem) + r"-([0-9a-f]{16}-[0-9a-f]{12}|\d+-\d+-transformers[\w.+-]+)")
+    for old in folder.parent.iterdir():
+        name = old.name.removeprefix(".").removesuffix(".lock")
+        if name != folder.name and stale.fullmatch(name):
+            shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
+
 @contextlib.contextmanager
 def _one_at_a_time(lock: Path):
     "Hold an exclusive lock on the file `lock` (waiting for it), so that processes started together de-quantise a file once; no lock where the platform has no `fcntl`."
@@ -542,6 +553,7 @@ def _dequantised(src, transformers):
                 saveable(net).save_pretrained(stage)
                 tok = load_tokenizer(src.path, src.gguf_file)
                 if tok is not None: tok.save_pretrained(stage)
+            _drop_stale(folder)
     except OSError: pass                                                # the cache cannot be written, or another process made it first
     return folder if (folder / "config.json").is_file() else None
 

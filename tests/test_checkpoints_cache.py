@@ -27,3 +27,18 @@ def test_off_keeps_nothing(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.gguf"]
     monkeypatch.setenv("ENTROPIC_BOUND_CACHE", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c"
+
+
+def test_a_new_key_drops_the_same_files_older_copies_and_nothing_else(tmp_path):
+    from entropic_bound.checkpoints import _drop_stale
+    new = tmp_path / "m.Q4-0123456789abcdef-0123456789ab"
+    names = ["m.Q4-fedcba9876543210-ba9876543210",                         # the same file name, another key
+             ".m.Q4-fedcba9876543210-ba9876543210.lock",                    # ... and its lock
+             "m.Q4-98362432-1796522999903674252-transformers5.24.0",       # the earlier key by size and time
+             "m.Q4-large-0123456789abcdef-0123456789ab",                    # another file whose name begins the same
+             "other-fedcba9876543210-ba9876543210", ".m.Q4-0123456789abcdef-0123456789ab.lock"]
+    new.mkdir(); (new / "config.json").write_text("{}")
+    for n in names: (tmp_path / n).mkdir() if not n.endswith(".lock") else (tmp_path / n).touch()
+    _drop_stale(new)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([new.name, "m.Q4-large-0123456789abcdef-0123456789ab",
+                                                                 "other-fedcba9876543210-ba9876543210", ".m.Q4-0123456789abcdef-0123456789ab.lock"])
