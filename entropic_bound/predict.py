@@ -208,9 +208,10 @@ class MisfitFrontier:
     misfit: float     # β√n/τ: the misfit at the fits' n, in units of the edge
 
 def misfit_frontier(misfit: KernelFit, fit: KernelFit, index: int, n: int) -> MisfitFrontier:
-    "The misfit-vs-edge crossing from two fits on the same `n` samples: β² from singular value number `index` (from 0) of `misfit.white` less its noise part ν (`noise_edge_of_fit` at α = 1; β² = 0 past the spectrum), τ and ν the edge of the noisy `fit` at its α and at α = 1."
+    "The misfit-vs-edge crossing from two fits on the same `n` samples: β² from singular value number `index` (from 0) of `misfit.white` less its noise part ν (`noise_edge_of_fit` at α = 1; β² = 0 past the spectrum, and for a value below √eps of the largest, which a least-squares fit solved through its Gram matrix does not resolve: round-off, not a misfit), τ and ν the edge of the noisy `fit` at its α and at α = 1."
     s = np.linalg.svd(misfit.white, compute_uv=False)
-    beta2 = max(s[index] ** 2 - noise_edge_of_fit(misfit, alpha=1.0) ** 2, 0.0) / n if index < s.size else 0.0   # nβ² = s² − ν²: grows like n
+    resolved = index < s.size and s[index] > math.sqrt(np.finfo(s.dtype).eps) * s[0]
+    beta2 = max(s[index] ** 2 - noise_edge_of_fit(misfit, alpha=1.0) ** 2, 0.0) / n if resolved else 0.0   # nβ² = s² − ν²: grows like n
     tau, nu = noise_edge_of_fit(fit), noise_edge_of_fit(fit, alpha=1.0)                                       # the edge does not grow
     n1 = (tau ** 2 - nu ** 2) / beta2 if beta2 > 0 else math.inf
     return MisfitFrontier(float(beta2), float(n1), float(math.sqrt(beta2 * n) / tau))
