@@ -104,7 +104,7 @@ def _distortion(C: torch.Tensor, mask: torch.Tensor, group: int) -> np.ndarray:
     runs = torch.nn.functional.pad(C, (0, 0, 0, (-T) % group)).unflatten(-2, (-1, group))             # as `quantise` cuts them
     widths = torch.arange(1, MAX_BITS + 1).reshape(-1, *[1] * runs.dim())                               # every width in one pass
     back = dequantise_runs(*quantise_runs(runs.expand(MAX_BITS, *runs.shape), widths), C.dtype).flatten(-3, -2)[..., :T, :]
-    return np.stack([((torch.zeros_like(C) - C) ** 2 * m).sum((0, 1)).numpy()] +                         # 0 bits: dropped
+    return np.stack([(C ** 2 * m).sum((0, 1)).numpy()] +                                                   # 0 bits: dropped, the error is C itself
                     [((back[b - 1] - C) ** 2 * m).sum((0, 1)).numpy() for b in range(1, MAX_BITS + 1)], -1)
 
 def _layer_statistics(st, lay, pre: bool, unit: float, first: list, mask, group: int) -> dict:
