@@ -17,7 +17,7 @@ from typing import ClassVar
 import torch
 
 from .heads import LayerHeads, split_heads
-from .outputs import staged_folder
+from .outputs import staged_folder, waiting_lock
 from .spectral import InputError
 from .text import MAX_POSITIONS, TokenBatch
 
@@ -524,16 +524,6 @@ def _drop_stale(folder: Path) -> None:
         if name != folder.name and stale.fullmatch(name):
             shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
 
-@contextlib.contextmanager
-def _one_at_a_time(lock: Path):
-    "Hold an exclusive lock on the file `lock` (waiting for it), so that processes started together de-quantise a file once; no lock where the platform has no `fcntl`."
-    try: import fcntl
-    except ImportError: fcntl = None
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as handle:
-        if fcntl is not None: fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
 def _dequantised(src, transformers):
     """The GGUF checkpoint `src` de-quantised once into a standard folder (config, float weights and tokenizer, `save_pretrained`) under
     `cache_dir()`, keyed by the file's content and the conversion (`_gguf_key`), so that later loads, in any process, read floats
@@ -545,7 +535,7 @@ def _dequantised(src, transformers):
     folder = root / "gguf" / _gguf_key(f, transformers)
     if (folder / "config.json").is_file(): return folder
     try:
-        with _one_at_a_time(root / "gguf" / f".{folder.name}.lock"):
+        with waiting_lock(root / "gguf" / f".{folder.name}.lock"):
             if (folder / "config.json").is_file(): return folder                 # another process made it while this one waited
             with staged_folder(folder) as stage:                                # whole or not at all (page 25)
                 with _quiet_gguf():

@@ -10,7 +10,8 @@ from pathlib import Path
 from .spectral import InputError
 
 # %% auto #0
-__all__ = ['LOCK_FILE', 'MANIFEST_FILE', 'atomic_write', 'staged_folder', 'lock_folder', 'OutputFolder', 'adopt_earlier_run']
+__all__ = ['LOCK_FILE', 'MANIFEST_FILE', 'atomic_write', 'staged_folder', 'lock_folder', 'waiting_lock', 'OutputFolder',
+           'adopt_earlier_run']
 
 # %% ../nbs/25_outputs.ipynb #c25a0006
 def _umask() -> int:
@@ -65,6 +66,17 @@ def lock_folder(path, option: str = "out") -> int:
         except FileNotFoundError: same = False                               # its holder removed it meanwhile: lock the new one
         if same: os.ftruncate(fd, 0); os.write(fd, str(os.getpid()).encode()); return fd
         os.close(fd)
+
+# %% ../nbs/25_outputs.ipynb #3f8e46e2
+@contextlib.contextmanager
+def waiting_lock(lock):
+    "`with waiting_lock(path):` hold an exclusive `flock` on the file `path` (created with its folders), waiting while another process holds it, so that processes started together do one thing one at a time; no lock where the platform has no `fcntl`."
+    try: import fcntl                                                      # POSIX
+    except ImportError: fcntl = None
+    lock = Path(lock); lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        if fcntl is not None: fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 # %% ../nbs/25_outputs.ipynb #c25a0009
 class OutputFolder:

@@ -3,7 +3,6 @@
 Every table notebook and CI's second-code-path check compare their results with this file (see `entropic_bound.experiment.check_reference`).
 Rerun it when a change of code is meant to change the numbers:  python scripts/make_reference.py
 """
-import fcntl
 import json
 import platform
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 from entropic_bound import __version__
+from entropic_bound.outputs import waiting_lock
 from entropic_bound.experiment import shelf, REFERENCE_FILE, REFERENCE_SEEDS, experiment, reference_entry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +24,7 @@ def main(names=None) -> int:
         exp = experiment(name)
         print(f"{name}: running the quick preset on seeds {REFERENCE_SEEDS} together and one by one", flush=True)
         entries[name] = reference_entry(exp, exp.settings("quick"), REFERENCE_SEEDS)
-    with open(path.with_suffix(".lock"), "w") as lock:                  # several writers (one table each) read-modify-write in turn
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with waiting_lock(path.with_suffix(".lock")):                       # several writers (one table each) read-modify-write in turn
         stored = json.loads(path.read_text()) if path.exists() else {"experiments": {}}
         stored.update(preset="quick", seeds=list(REFERENCE_SEEDS), version=__version__, commit=commit, machine=f"{platform.machine()} {platform.processor()}".strip())
         stored["experiments"] = dict(sorted((stored["experiments"] | entries).items()))
