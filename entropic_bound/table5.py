@@ -47,6 +47,8 @@ class Table5Settings:
     frontier_n: tuple = (30, 100, 300, 1000)     # its sample-size ladder: nested prefixes of one stream per task
     frontier_scales: tuple = (3.0, 1.0)    # kernel scales of the map (3: the softmax teacher's default)
     frontier_cost: tuple = (410_000, 130_000)    # per kernel scale: the largest n·T² measured (a log-route fit costs ~ n·T²)
+    frontier_delta: float = 0.1            # `t5.oracle_frontier_below`'s control: the same tasks at n = ⌊(1+δ)·n₁⌋, just beyond the oracle's n₁ (δ far inside the ladder's step g), a prefix of
+                                           # the same stream; reconstructed, calibrated once on seeds 0-2 of the quick preset
     oos_T: tuple = (24,)                   # the out-of-sample frontier: sequence lengths the map does not measure (T > d)
     oos_scales: tuple = (2.0,)             # ... and kernel scales it does not use
     oos_pilot_n: int = 80                  # samples of the pilot that predicts n₁ there; the outcome is measured on samples it never saw
@@ -67,6 +69,7 @@ class Table5Settings:
                        frontier_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
                        frontier_scales=(lambda v: len(v) > 0 and all(x > 0 for x in v), "kernel scales > 0"),
                        frontier_cost=(lambda v: len(v) == len(self.frontier_scales) and all(x > 0 for x in v), "one cost cap > 0 per kernel scale"),
+                       frontier_delta=(lambda v: 0 < v < 1, "in (0, 1): a fraction of n₁ beyond it"),
                        oos_T=(lambda v: all(x >= 2 for x in v), "sequence lengths >= 2"), oos_scales=(lambda v: all(x > 0 for x in v), "kernel scales > 0"),
                        oos_pilot_n=(lambda v: v >= 2, ">= 2"), oos_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"))
 
@@ -224,6 +227,8 @@ class FrontierTask:
     misfit_oracle: float   # β√n / τ of the oracle at the prediction's n
     control_ranks: tuple | None   # the log route on the linear-QK teacher of the same (T, kernel scale, r*, seed), one rank per n of the ladder (T > d only; reported beside the frontier claims, not graded)
     pilot_n: int = 0   # 0: n₁ predicted in sample (at the ladder's largest n); else the size of the disjoint pilot it was predicted on
+    just_beyond: tuple = ()   # (n, rank): the log route on the first n = ⌊(1+frontier_delta)·n₁⌋ samples of the same stream, just beyond the oracle's n₁, where that n
+                              # exceeds n₁ and lies inside the ladder's range; () elsewhere (`t5.oracle_frontier_below`'s control)
 
     def prediction(self, oracle: bool) -> float:
         "The predicted frontier: the oracle's n₁ (`oracle` True) or the data-only n̂₁."
@@ -253,11 +258,14 @@ def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) ->
     ranks = {LOG_INVERSION: tuple(fit_rank(f) for f in fits),
              LINEARISED: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
     predicted = data_edge_prediction(fits[-1], max(ns)) + misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
-    control = None
+    control, just_beyond = None, ()
     if T > s.d:
         lin = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="linear", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
         control = tuple(fit_rank(f) for f in _log_route_fits(lin, ns))
-    return FrontierTask(T, float(scale), r_star, ns, ranks, *predicted, control)
+        n1 = predicted[2]
+        n = math.floor((1 + s.frontier_delta) * n1) if math.isfinite(n1) else 0
+        if n > n1 and min(ns) <= n <= max(ns): just_beyond = (n, fit_rank(_log_route_fits(task, (n,))[0]))
+    return FrontierTask(T, float(scale), r_star, ns, ranks, *predicted, control, just_beyond=just_beyond)
 
 def _log_route_fits(task, ns, start: int = 0) -> list:
     "The log route's fits on the nested prefixes of `task`'s samples from `start`: samples start … start + n − 1 for each n of `ns`."
@@ -380,15 +388,25 @@ def _band_fractions(s, units: dict, field: str, g: float, oracle: bool) -> tuple
     sides = {side: [_graded(getattr(seed, field), s.d, g, side, oracle, band=True) for seed in units.values()] for side in ("beyond", "below")}
     return tuple([exact(cells) for cells in sides[side] if cells] for side in ("beyond", "below"))
 
+def _just_beyond_cells(tasks, d: int) -> list:
+    "The tasks of `tasks` with T > d that carry a cell just beyond the oracle's n₁ (`FrontierTask.just_beyond`: n = ⌊(1+δ)·n₁⌋ inside the ladder's range)."
+    return [ft for ft in tasks if ft.T > d and ft.just_beyond]
+
+def _just_beyond_fractions(s, units: dict, field: str) -> list:
+    "Per seed, the fraction of the seed's `field` cells just beyond the oracle's n₁ (`_just_beyond_cells`) whose log-route rank is r* (a seed without such cells is skipped)."
+    cells = [_just_beyond_cells(getattr(seed, field), s.d) for seed in units.values()]
+    return [float(np.mean([ft.just_beyond[1] == ft.r_star for ft in c])) for c in cells if c]
+
 def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str, band: bool = False) -> list:
-    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the step inside it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss inside the step g — just below the frontier (n₁/g < n <= n₁) for the claim beyond, just beyond it (n₁ < n < g·n₁) for the claim below, where the frontier says the outcome flips and it could land either way — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
+    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ = `frontier_delta`, far inside the step: `FrontierTask.just_beyond`) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
     beyond, _, below = _side_fractions(s, units, field, g, oracle)
-    near_beyond, near_below = _band_fractions(s, units, field, g, oracle) if band else (beyond, below)
+    near_beyond, near_below = (_just_beyond_fractions(s, units, field), _band_fractions(s, units, field, g, oracle)[1]) if band else (beyond, below)
     if not (beyond and below and near_beyond and near_below): return []     # cells too few to reach both sides (and the band) (the smoke preset): nothing to grade; the quick reference records both claims
-    just = "just " if band else ""
+    just, delta = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {s.frontier_delta:g}"
     reach = dict(below=("n1/g < n <= n1", "just below the frontier, n1/g < n <= n1") if band else ("n <= n1/g", "at n <= n1/g"),
-                 beyond=("n1 < n < g·n1", "just beyond the frontier, n1 < n < g·n1") if band else ("n >= g·n1", "at n >= g·n1"))
-    items = lambda side, near=False: sum(len(_graded(getattr(seed, field), s.d, g, side, oracle, near)) for seed in units.values())
+                 beyond=(f"n = {delta}", f"just beyond the frontier, at n = {delta}, far inside the step g") if band else ("n >= g·n1", "at n >= g·n1"))
+    items = lambda side, near=False: (sum(len(_just_beyond_cells(getattr(seed, field), s.d)) for seed in units.values()) if near and side == "beyond" else
+                                      sum(len(_graded(getattr(seed, field), s.d, g, side, oracle, near)) for seed in units.values()))
     paper = "only partial pre-training recovery (nonlinear inversion)"
     side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which, oracle=oracle)
     return [
@@ -404,7 +422,7 @@ def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tupl
                          differs=differs, control=(f"the same softmax tasks {just}beyond the predicted frontier ({reach['beyond'][0]})", near_beyond),
                          removes=f"few enough samples (the same tasks {reach['beyond'][1]}, where the misfit is predicted to have grown above the edge)",
                          resolution=1.0 / max(1, items("below")), control_resolution=1.0 / max(1, items("beyond", band)),
-                         protocol=(side("below"), side(just + "beyond")), changes="side"),
+                         protocol=(side("below"), side(f"just beyond, n = {delta}" if band else "beyond")), changes="side"),
     ]
 
 def _frontier_linear(s, units: dict) -> dict:
@@ -668,7 +686,7 @@ def _extra(s: Table5Settings, units: dict, sweep_rows: list, n_rows: list) -> di
     frontier_tasks = {x: [dict(T=ft.T, kernel_scale=ft.kernel_scale, r_star=ft.r_star, ns=list(ft.ns), ranks={k: list(v) for k, v in ft.ranks.items()},
                                n1=ft.n1 if math.isfinite(ft.n1) else None, misfit=ft.misfit,
                                n1_oracle=ft.n1_oracle if math.isfinite(ft.n1_oracle) else None, misfit_oracle=ft.misfit_oracle,
-                               control_ranks=None if ft.control_ranks is None else list(ft.control_ranks)) for ft in seed.frontier]
+                               control_ranks=None if ft.control_ranks is None else list(ft.control_ranks), just_beyond=list(ft.just_beyond)) for ft in seed.frontier]
                       for x, seed in units.items()}
     return dict(variants=_variant_rows(s, units), sweep=sweep_rows, n_sweep=n_rows, attribution=_attribution(s, units), noise_share=shares, per_task=per_task,
                 frontier=_frontier_rows(s, units), frontier_edges=_frontier_edges(s, units), frontier_tasks=frontier_tasks, frontier_oos=_oos_rows(units),

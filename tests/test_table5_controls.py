@@ -2,7 +2,8 @@
 
 `t5.softmax_numerical_beyond`'s control is the claim's softmax draw at small logits: the same inputs, value map, kernel directions and
 noise draw, the kernel and the noise scaled by the same factor (`table5.small_logit_args`); `t5.softmax_v_unknown`'s control is the
-same teachers' first `n_near` samples. The frontier claims' controls are the cells inside the ladder step on the other side of n₁.
+same teachers' first `n_near` samples. The frontier claims' controls are the cells on the other side of n₁: inside the ladder step below it,
+and each task's extra size just beyond the oracle's n₁, n = ⌊(1+δ)·n₁⌋, a prefix of the same stream.
 """
 import math
 
@@ -41,6 +42,7 @@ def test_settings_refuse_a_control_outside_the_claims_range():
     from entropic_bound.experiment import SettingsError
     with pytest.raises(SettingsError, match="small_logit_scale"): table5.Table5Settings(small_logit_scale=3.0)
     with pytest.raises(SettingsError, match="n_near"): table5.Table5Settings(n_near=1000)
+    with pytest.raises(SettingsError, match="frontier_delta"): table5.Table5Settings(frontier_delta=3.0)     # not a fraction of n₁
 
 
 def test_band_cells_lie_inside_the_step_on_each_side():
@@ -49,3 +51,18 @@ def test_band_cells_lie_inside_the_step_on_each_side():
     ns = lambda side, band: [ft.ns[i] for _, i in table5._graded([ft], 12, 2.0, side, True, band)]
     assert ns("below", False) == [20, 40] and ns("below", True) == [80]
     assert ns("beyond", True) == [160] and ns("beyond", False) == [320, 640]
+
+
+def test_just_beyond_cell_is_a_prefix_of_the_same_stream_just_past_the_oracle_frontier():
+    "`t5.oracle_frontier_below`'s control cell: n in (n₁, (1+δ)·n₁] inside the ladder's range, the log route's rank on the first n samples of the task's own stream."
+    from entropic_bound.tasks import attention_task
+    from entropic_bound.predict import estimated_attention, log_attention_fit, fit_rank
+    s = table5.Table5Settings()
+    ft = table5._frontier_task(s, 32, 3.0, s.frontier_cost[0], 1, 0)
+    n, rank = ft.just_beyond
+    assert ft.n1_oracle < n <= (1 + s.frontier_delta) * ft.n1_oracle and min(ft.ns) <= n <= max(ft.ns) and n not in ft.ns
+    task = attention_task(max(ft.ns), T=32, d=s.d, r_star=1, kind="softmax", noise_std=s.noise_std, kernel_scale=3.0, seed=0)
+    X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
+    assert rank == fit_rank(log_attention_fit(X[:n], estimated_attention(X, Y, V)[:n]))
+    short = table5._frontier_task(s, 8, 3.0, s.frontier_cost[0], 1, 0)                        # T < d: no frontier claim, no cell
+    assert short.just_beyond == ()
