@@ -4,10 +4,13 @@ the code of an earlier revision (`--before`): the old modules are read from git 
 the working tree's on the same inputs, alternating, CPU seconds (median of --rounds). Every cut must give the same numbers: the script
 asserts it, value by value. Writes benchmarks/smollm2_ci.json.
 
-    python benchmarks/bench_smollm2_ci.py [--rounds 3] [--before 1b25303] [--gguf] [--table6]
+    python benchmarks/bench_smollm2_ci.py [--rounds 3] [--before 1b25303] [--gguf] [--table6] [--codec [--codec-only]]
 
 --gguf: the load of SmolLM2 after a reinstall (the same GGUF bytes, a new modification time) with the old and the new cache key, in a
 temporary cache (one de-quantisation each, about 30-45 s). --table6: `calibration_source` on one split of SmolLM2's decoder preset.
+--codec: one row of keys in bits (`_measured_row`, the page's held sequences) through the coded attention of --before and of this checkout,
+native and KIVI-style codes at the bytes of 2-bit keys, and the page's `codecs_at` for the two rows its caches hold against all eight;
+with --codec-only nothing else is measured and these cuts are added to the record as it stands (each with the revision it was measured against).
 """
 import argparse, copy, importlib.util, json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -63,6 +66,8 @@ def main():
     ap.add_argument("--before", default="1b25303", help="the revision before the cuts")
     ap.add_argument("--gguf", action="store_true")
     ap.add_argument("--table6", action="store_true")
+    ap.add_argument("--codec", action="store_true")
+    ap.add_argument("--codec-only", action="store_true")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(1)
@@ -82,6 +87,9 @@ def main():
     held = encode_text(smol, python_docs_text(max_lines=400), kb.SEQ_LEN).head(1)
     pre, post = kb.key_statistics(smol, fit, pre=(True, False))
     codec = kb.codecs_at(pre, post, 2, names=("native",))["native"]
+    if args.codec or args.codec_only:
+        codec_cuts(args, old, kb, smol, pre, post, R)
+        if args.codec_only: return
 
     # Where one row's time goes (one held sequence, native coding at the bytes of 2-bit keys).
     m = kb.use_codec(smol.model, None)
@@ -173,6 +181,28 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
     for k, v in cuts.items(): print(f"{k}: {json.dumps(v)}")
     (HERE / "smollm2_ci.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+def codec_cuts(args, old, kb, smol, pre, post, R):
+    "--codec: the coded attention's one score matrix and page 11e's two-row `codecs_at`, each against --before; added to the record as it stands."
+    from entropic_bound.text import encode_text, python_docs_text
+    record = json.loads((HERE / "smollm2_ci.json").read_text())
+    held = encode_text(smol, python_docs_text(max_lines=400), kb.SEQ_LEN).head(kb.EVAL_SEQUENCES)      # the page's graded sequences
+    ref = kb.reference_side(kb.use_codec(smol.model, None), held)
+    at2 = kb.codecs_at(pre, post, 2)
+    cuts = {}
+    for name in ("native", "kivi"):
+        row = lambda mod: mod._measured_row(smol, name, 2, at2[name], held, ref)                       # each module's use_codec: its attention
+        cuts[f"one row of keys in bits ({name}, 2-bit bytes, {int(held.mask.sum())} tokens): one score matrix"] = dict(
+            side_by_side(lambda: row(old["key_bits"]), lambda: row(kb), R, equal), before=args.before)
+        kb.use_codec(smol.model, None)
+    two = lambda: kb.codecs_at(pre, post, 2, names=("kivi", "native"))
+    cuts["page 11e's codecs_at at 2-bit bytes: the two rows its caches hold, not all eight"] = dict(
+        side_by_side(lambda: {k: v.bits for k, v in kb.codecs_at(pre, post, 2).items() if k in ("kivi", "native")},
+                     lambda: {k: v.bits for k, v in two().items()}, R, equal), before="all eight rows, this checkout")
+    for k, v in cuts.items(): print(f"{k}: {json.dumps(v)}", flush=True)
+    record["cuts"].update(cuts)
+    (HERE / "smollm2_ci.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -54,13 +54,28 @@ def quantised_pairs(T: int, group: int = GROUP, window: int = WINDOW, sink: int 
 ATTENTION = "entropic_bound_coded_keys"     # the name under which the attention function is registered with transformers
 
 def coded_keys_attention(module, query, key, value, attention_mask, scaling, dropout: float = 0.0, **kwargs):
-    "Eager attention in which query t reads key s as `module._key_codec` stores it wherever a streaming cache holds it quantised (`quantised_pairs`): a whole sequence at once, the next-token distributions of decoding it through that cache."
+    """Eager attention in which query t reads key s as `module._key_codec` stores it wherever a streaming cache holds it quantised (`quantised_pairs`): a
+    whole sequence at once, the next-token distributions of decoding it through that cache. One score matrix: every query against the coded keys, then,
+    for each run of queries that read the same keys as they are (the sink, the recent window), those keys' scores in their place (a causal layer with
+    a mask: only up to the run's last query; the keys after it are masked out)."""
     from transformers.models.llama.modeling_llama import repeat_kv
     codec, n, T, Tq = module._key_codec, module.num_key_value_groups, key.shape[-2], query.shape[-2]
     coded = codec.read_back(module.layer_idx, key, module._key_rotary)
-    S = query @ repeat_kv(key, n).transpose(-1, -2)
-    Sc = query @ repeat_kv(coded, n).transpose(-1, -2)
-    S = torch.where(quantised_pairs(T, codec.group, codec.window, codec.sink, key.device)[T - Tq:], Sc, S) * scaling
+    pairs, K = quantised_pairs(T, codec.group, codec.window, codec.sink, key.device)[T - Tq:], repeat_kv(key, n)
+    S = query @ repeat_kv(coded, n).transpose(-1, -2)
+    starts = [0] + ((pairs[1:] != pairs[:-1]).any(-1).nonzero()[:, 0] + 1).tolist() + [Tq]       # runs of queries whose rows are the same
+    causal = bool(getattr(module, "is_causal", False)) and attention_mask is not None
+    for a, b in zip(starts, starts[1:]):
+        plain = (~pairs[a, :T - Tq + b if causal else T]).to(torch.int8)                          # the keys the run reads as they are
+        edges = torch.diff(torch.nn.functional.pad(plain, (1, 1))).nonzero()[:, 0].tolist()
+        spans = list(zip(edges[0::2], edges[1::2]))                                              # their spans (lo, hi): the sink, the window
+        if not spans: continue
+        R = query[..., a:b, :] @ torch.cat([K[..., lo:hi, :] for lo, hi in spans], -2).transpose(-1, -2)   # one product for all of them
+        at = 0
+        for lo, hi in spans:
+            S[..., a:b, lo:hi] = R[..., at:at + hi - lo]
+            at += hi - lo
+    S = S * scaling
     if attention_mask is not None: S = S + attention_mask[..., :T]
     w = torch.softmax(S, -1, dtype=torch.float32).to(query.dtype)
     return (w @ repeat_kv(value, n)).transpose(1, 2).contiguous(), w

@@ -119,3 +119,36 @@ def test_distortion_is_quantise_at_every_width_to_the_last_bit():
     got = _distortion(C, mask, 32)
     assert got.shape == (5, MAX_BITS + 1) and np.array_equal(got, want)
     assert np.array_equal(got[:, 0], (C ** 2 * m).sum((0, 1)).numpy()) and (np.diff(got[:, 1:], axis=-1) <= 1e-12).all()   # a wider code never errs more
+
+
+def test_coded_attention_is_the_two_score_matrices():
+    """`coded_keys_attention` scores every query against the coded keys once and puts the plain keys' scores in their place, run by run
+    of queries: its definition, both score matrices chosen pair by pair (`quantised_pairs`), with a causal mask and padding, without a
+    mask, and for the last queries of a sequence; to rounding (a run of one query is a matrix-vector product, which may round otherwise;
+    on SmolLM2's pages every run is 31 or 32 queries and the rows are equal to the last bit: benchmarks/bench_smollm2_ci.py --codec)."""
+    from types import SimpleNamespace
+    from transformers.models.llama.modeling_llama import repeat_kv
+    from entropic_bound.key_bits import coded_keys_attention, quantised_pairs
+
+    class Rounded:                                                     # a codec: keys read back on a grid of 1/4
+        group, window, sink = 8, 4, 1
+        def read_back(self, layer, key, rotary): return (key * 4).round() / 4
+
+    g = torch.Generator().manual_seed(0)
+    n, H, G, T, dh = 2, 4, 2, 45, 16
+    q, k, v = (torch.randn(n, h, T, dh, generator=g) for h in (H, G, G))
+    low = torch.finfo(torch.float32).min
+    causal = torch.full((T, T), low).triu(1)[None, None].repeat(n, 1, 1, 1)
+    causal[1, ..., :5] = low                                           # the second sequence padded at its start
+    moved = 0
+    for Tq, mask, is_causal in ((T, causal, True), (T, None, False), (7, causal[..., -7:, :], True)):
+        module = SimpleNamespace(_key_codec=Rounded(), num_key_value_groups=H // G, layer_idx=0, _key_rotary=None, is_causal=is_causal)
+        out, w = coded_keys_attention(module, q[..., -Tq:, :], k, v, mask, 0.25)
+        Q, coded = q[..., -Tq:, :], Rounded().read_back(0, k, None)
+        S = torch.where(quantised_pairs(T, 8, 4, 1)[T - Tq:], Q @ repeat_kv(coded, 2).transpose(-1, -2), Q @ repeat_kv(k, 2).transpose(-1, -2)) * 0.25
+        want = torch.softmax(S if mask is None else S + mask, -1, dtype=torch.float32)
+        close = lambda a, b: float((a - b).abs().max()) <= 1e-6
+        assert close(w, want) and close(out, (want @ repeat_kv(v, 2)).transpose(1, 2).contiguous()), (Tq, is_causal)
+        plain = torch.softmax(Q @ repeat_kv(k, 2).transpose(-1, -2) * 0.25 + (0 if mask is None else mask), -1)
+        moved += int(float((w - plain).abs().max()) > 1e-3)
+    assert moved == 3                                                  # the coded keys are read: not the plain attention
