@@ -17,16 +17,16 @@ from .attention import fit_students, kernel_ranks, kernel_dof, subspace_overlap,
 from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
-__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'RECOVERY_SHARE', 'TABLE3',
-           'FUSS_CATALAN_EDGE', 'Table3Settings', 'underdetermined_n', 'KernelRanks', 'FlatTeacherFit',
-           'NonflatTeacherFit', 'NearMissFit', 'UnderdeterminedFit', 'StudentsOfSeed', 'EstimatorPoint',
-           'EstimatorsOfSeed', 'Teacher', 'truncation_cost', 'near_miss_teacher', 'TrainedStudent',
-           'kernel_sensitivity', 'estimation_std', 'recovery_tolerance', 'direction_cut', 'learned_directions',
-           'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds', 'deficiency_figure',
-           'spectra_figure', 'estimator_figure', 'table3_rows', 'linear_oracle_kernel', 'underdetermined_oracle',
-           'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3', 'Table3', 'InitScalePoint',
-           'init_scale_curve', 'init_scale_readings', 'TrajectoryPoint', 'gd_trajectory', 'init_scale_figure',
-           'init_edge_scale']
+__all__ = ['ESTIMATOR_SCALES', 'TABLE3_PRESETS', 'NONFLAT_SEED_OFFSET', 'NEAR_MISS_SEED_OFFSET', 'DRAW_SEED_OFFSET',
+           'RECOVERY_SHARE', 'TABLE3', 'FUSS_CATALAN_EDGE', 'Table3Settings', 'underdetermined_n', 'KernelRanks',
+           'FlatTeacherFit', 'NonflatTeacherFit', 'NearMissFit', 'UnderdeterminedFit', 'StudentsOfSeed',
+           'EstimatorPoint', 'EstimatorsOfSeed', 'Teacher', 'init_seed', 'truncation_cost', 'near_miss_teacher',
+           'TrainedStudent', 'kernel_sensitivity', 'estimation_std', 'recovery_tolerance', 'direction_cut',
+           'learned_directions', 'measure_students', 'estimator_sweep', 'measure_estimators', 'mean_over_seeds',
+           'deficiency_figure', 'spectra_figure', 'estimator_figure', 'table3_rows', 'linear_oracle_kernel',
+           'underdetermined_oracle', 'table3_claims', 'table3_figures', 'table3_extra', 'summarise_table3', 'Table3',
+           'InitScalePoint', 'init_scale_curve', 'init_scale_readings', 'TrajectoryPoint', 'gd_trajectory',
+           'init_scale_figure', 'init_edge_scale']
 
 # %% ../nbs/33_table3.ipynb #4c09ab64
 ESTIMATOR_SCALES = (("linear", 1.0), ("softmax", 1.0), ("softmax", 3.0), ("softmax", 6.0))
@@ -53,7 +53,8 @@ class Table3Settings:
     estimator_scales: tuple = ESTIMATOR_SCALES
     nonflat_spectra: tuple = ((1.0, 0.5, 0.25), (1.0, 1.0, 0.2))   # harder teachers (kernel singular values / scale), r* = len
     near_miss_cost: float = 3.0        # the near-miss teacher's weakest direction costs this multiple of the achievability criterion
-    large_init_scale: float = 0.1      # the under-determined control's initialisation (gradient descent at `ud_lr` diverges from 0.3)
+    large_init_scale: float = 0.08     # the under-determined control's initialisation: set once on seeds 0-2 of the quick preset (page 33, "The control at the initialisation edge")
+    ud_draws: int = 6                  # under-determined students per flat teacher and initialisation: independent initialisation draws (the claim's share is over r* x draws per seed)
     ud_lr: float = 0.002               # the step of plain gradient descent in the under-determined regime
     ud_stop: float = 1.0               # its stopping rule: training loss at most this share of the noise floor (the discrepancy principle)
     ud_max_steps: int = 20_000         # its step budget (a cap: the page asserts that every student stopped on the rule)
@@ -69,7 +70,7 @@ class Table3Settings:
                        kinds=(lambda v: len(v) > 0 and set(v) <= {"linear", "softmax"}, "a subset of ('linear', 'softmax')"),
                        n=(positive, "> 0"), n_test=(positive, "> 0"), steps=(positive, "> 0"), lr=(positive, "> 0"), noise_std=(lambda v: v >= 0, ">= 0"),
                        estimator_seeds=(lambda v: v >= 1, ">= 1"), near_miss_cost=(positive, "> 0"), large_init_scale=(positive, "> 0"),
-                       ud_lr=(positive, "> 0"), ud_stop=(positive, "> 0"), ud_max_steps=(positive, "> 0"),
+                       ud_lr=(positive, "> 0"), ud_stop=(positive, "> 0"), ud_max_steps=(positive, "> 0"), ud_draws=(lambda v: v >= 1, ">= 1"),
                        tolerance_draws=(lambda v: v >= 1, ">= 1"),
                        nonflat_spectra=(lambda v: all(1 <= len(sp) <= self.d and min(sp) > 0 for sp in v), "spectra of 1..d positive values"), dtype=(lambda v: v in ("float32", "float64"), "'float32' or 'float64'"))
 
@@ -170,7 +171,7 @@ class StudentsOfSeed:
     flat: dict              # (kind, r*) -> FlatTeacherFit: the r = d student of each flat teacher
     nonflat: dict           # (kind, j) -> NonflatTeacherFit: the r = d student of the teacher with spectrum `nonflat_spectra[j]`
     near_miss: dict         # (kind, r*) -> NearMissFit: the rank-r* student of the near-miss teacher of kernel rank r* + 1
-    underdetermined: dict   # (kind, r*) -> UnderdeterminedFit: the r = d students of the flat teacher on `underdetermined_n` samples (empty if 0)
+    underdetermined: dict   # (kind, r*, draw) -> UnderdeterminedFit: the r = d students of the flat teacher on `underdetermined_n` samples, initialisation draw 0..`ud_draws`-1 (empty if n_u = 0)
     converged: tuple        # per student, in training order: True if it stopped on the convergence rule
     steps: tuple            # per student, in training order: the optimiser steps it took
 
@@ -197,6 +198,7 @@ class EstimatorsOfSeed:
 # %% ../nbs/33_table3.ipynb #c8a496e6
 NONFLAT_SEED_OFFSET = 300_000      # the j-th non-flat teacher of seed x draws its task and its students from seed 300_000 + 1000·j + x
 NEAR_MISS_SEED_OFFSET = 400_000    # the near-miss teachers of seed x draw from seed 400_000 + x
+DRAW_SEED_OFFSET = 500_000         # the j-th initialisation draw (`ud_draws`) of a student of an under-determined teacher starts from seed draw_seed + 500_000·j
 
 @dataclass(frozen=True)
 class Teacher:
@@ -220,6 +222,10 @@ class Teacher:
             return with_direction(base, self.weak * scale, seed=NEAR_MISS_SEED_OFFSET + self.seed)
         spectrum = None if self.nonflat is None else s.nonflat_spectra[self.nonflat]
         return attention_task(s.n + s.n_test, s.T, s.d, self.r_star, self.kind, s.noise_std, seed=self.draw_seed, device=device, spectrum=spectrum)
+
+def init_seed(teacher: Teacher, draw: int = 0) -> int:
+    "The initialisation seed of a student of `teacher`: its `draw_seed` for draw 0 (every student of the table), `draw_seed` + `DRAW_SEED_OFFSET`·`draw` for the under-determined regime's further draws (`ud_draws`): the same teacher, sample and training, another random start."
+    return teacher.draw_seed + DRAW_SEED_OFFSET * int(draw)
 
 def truncation_cost(task, r: int, X) -> float:
     "Mean clean cost ‖Attn_{K*,V*}(X) − Attn_{K*_r,V*}(X)‖²_F per sample of truncating the teacher's kernel to its top `r` singular directions, on inputs `X`."
@@ -253,14 +259,14 @@ class TrainedStudent:
     steps: int              # optimiser steps taken
 
 def _training_batches(s: Table3Settings, seeds, near_miss: dict) -> list:
-    "The `fit_students` calls as (n_train, init, [(teacher, rank)], how), `init` 'small', 'large' or one of them per student, `how` the training (`_training`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
-    flat = [(Teacher(kind, rs, x), r) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
-    nonflat = [(Teacher(kind, len(sp), x, j), s.d) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
-    short = [(near_miss[(kind, rs, x)], rs) for kind in s.kinds for rs in s.r_stars for x in seeds]
+    "The `fit_students` calls as (n_train, init, [(teacher, rank, draw)], how), `init` 'small', 'large' or one of them per student, `draw` its initialisation draw (`init_seed`), `how` the training (`_training`): rank-limited students (flat and near-miss teachers); over-parameterised ones (flat, then non-flat); and, where `underdetermined_n` > 0, the flat teachers' over-parameterised students on that many samples, `ud_draws` of them per teacher, by gradient descent from small and from large initialisation in one call and by Adam from the small one in another."
+    flat = [(Teacher(kind, rs, x), r, 0) for kind in s.kinds for rs in s.r_stars for x in seeds for r in _student_ranks(rs, s.d, rs in s.full_sweep)]
+    nonflat = [(Teacher(kind, len(sp), x, j), s.d, 0) for kind in s.kinds for j, sp in enumerate(s.nonflat_spectra) for x in seeds]
+    short = [(near_miss[(kind, rs, x)], rs, 0) for kind in s.kinds for rs in s.r_stars for x in seeds]
     batches = [(s.n, "small", [st for st in flat if st[1] < s.d] + short, "table"), (s.n, "small", [st for st in flat if st[1] == s.d] + nonflat, "table")]
     n_u = underdetermined_n(s)
     if n_u:
-        wide = [(Teacher(kind, rs, x), s.d) for kind in s.kinds for rs in s.r_stars for x in seeds]
+        wide = [(Teacher(kind, rs, x), s.d, j) for kind in s.kinds for rs in s.r_stars for x in seeds for j in range(s.ud_draws)]
         batches += [(n_u, ["small"] * len(wide) + ["large"] * len(wide), wide + wide, "gd"),   # both initialisations in one call
                     (n_u, "small", wide, "adam")]
     return batches
@@ -272,13 +278,13 @@ def _training(s: Table3Settings, how: str) -> dict:
                 adam=dict(optimizer="adam", lr=s.lr, rtol=None, **to_floor))[how]
 
 def _train(s: Table3Settings, n_train: int, init: str, batch: list, tasks: dict, progress=None, how: str = "table") -> dict:
-    "Train a batch of (teacher, rank) students on `n_train` samples from the `init` ('small' or 'large', or one per student) scale in one `fit_students` call, trained as `_training(s, how)` says -> {(teacher, rank, n_train, init, how): TrainedStudent}."
+    "Train a batch of (teacher, rank, draw) students on `n_train` samples from the `init` ('small' or 'large', or one per student) scale in one `fit_students` call, each from its `init_seed`, trained as `_training(s, how)` says -> {(teacher, rank, n_train, init, how, draw): TrainedStudent}."
     inits = [init] * len(batch) if isinstance(init, str) else list(init)
     scale = {"small": s.init_scale, "large": s.large_init_scale}
-    fit = fit_students([tasks[t] for t, _ in batch], [r for _, r in batch], n_train, [t.draw_seed for t, _ in batch],
+    fit = fit_students([tasks[t] for t, _, _ in batch], [r for _, r, _ in batch], n_train, [init_seed(t, j) for t, _, j in batch],
                        [scale[i] for i in inits], dtype=getattr(torch, s.dtype), progress=progress, desc="table3 students", **_training(s, how))
-    return {(teacher, r, n_train, inits[i], how): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
-            for i, (teacher, r) in enumerate(batch)}
+    return {(teacher, r, n_train, inits[i], how, j): TrainedStudent(float(fit["excess"][i]) / _noise_floor(s), fit["K"][i].cpu(), bool(fit["converged"][i]), int(fit["steps"][i]))
+            for i, (teacher, r, j) in enumerate(batch)}
 
 # %% ../nbs/33_table3.ipynb #4f8a2b1a
 def kernel_sensitivity(task, X, directions: int = 8, seed: int = 0, eps: float = 1e-4) -> float:
@@ -358,23 +364,24 @@ def _underdetermined_fit(s: Table3Settings, teacher: Teacher, task, small: Train
 
 def _students_of_seed(s: Table3Settings, seed: int, trained: dict, tasks: dict) -> StudentsOfSeed:
     "Seed `seed`'s students (`trained` in training order) measured against their teachers."
-    mine = [(teacher, r, n, init, how, student) for (teacher, r, n, init, how), student in trained.items() if teacher.seed == seed]
-    table = [(teacher, r, student) for teacher, r, n, _, _, student in mine if n == s.n]
+    mine = [(teacher, r, n, init, how, draw, student) for (teacher, r, n, init, how, draw), student in trained.items() if teacher.seed == seed]
+    table = [(teacher, r, student) for teacher, r, n, _, _, _, student in mine if n == s.n]
     flat = [(teacher, r, student) for teacher, r, student in table if teacher.nonflat is None and teacher.weak is None]
-    wide = {(teacher, init, how): student for teacher, r, n, init, how, student in mine if n != s.n}
+    wide = {(teacher, init, how, draw): student for teacher, r, n, init, how, draw, student in mine if n != s.n}
     return StudentsOfSeed(excess={(teacher.kind, teacher.r_star, r): student.excess for teacher, r, student in flat},
                           flat={(teacher.kind, teacher.r_star): _flat_fit(s, teacher, tasks[teacher], student.K) for teacher, r, student in flat if r == s.d},
                           nonflat={(teacher.kind, teacher.nonflat): _nonflat_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.nonflat is not None},
                           near_miss={(teacher.kind, teacher.r_star - 1): _near_miss_fit(s, teacher, tasks[teacher], student) for teacher, _, student in table if teacher.weak is not None},
-                          underdetermined={(teacher.kind, teacher.r_star): _underdetermined_fit(s, teacher, tasks[teacher], student, wide[(teacher, "large", "gd")], wide[(teacher, "small", "adam")])
-                                           for (teacher, init, how), student in wide.items() if (init, how) == ("small", "gd")},
+                          underdetermined={(teacher.kind, teacher.r_star, draw): _underdetermined_fit(s, teacher, tasks[teacher], student, wide[(teacher, "large", "gd", draw)],
+                                                                                                       wide[(teacher, "small", "adam", draw)])
+                                           for (teacher, init, how, draw), student in wide.items() if (init, how) == ("small", "gd")},
                           converged=tuple(student.converged for *_, student in mine), steps=tuple(student.steps for *_, student in mine))
 
 def measure_students(s: Table3Settings, seeds, device="cpu", progress=None) -> dict:
     "Train the students of every (kind, r*, seed) teacher — flat, non-flat and near-miss — in one `fit_students` call per sample size and initialisation -> {seed: StudentsOfSeed}."
     near_miss = {(kind, rs, x): near_miss_teacher(s, kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds}
     batches = _training_batches(s, seeds, near_miss)
-    tasks = {teacher: teacher.task(s, device) for teacher in dict.fromkeys(teacher for _, _, batch, _ in batches for teacher, _ in batch)}
+    tasks = {teacher: teacher.task(s, device) for teacher in dict.fromkeys(teacher for _, _, batch, _ in batches for teacher, _, _ in batch)}
     trained = {}
     for n_train, init, batch, how in batches:
         if batch: trained.update(_train(s, n_train, init, batch, tasks, progress, how))
@@ -545,22 +552,22 @@ def _recovery_claim(s: Table3Settings, students: list, kind: str):
 RECOVERY_SHARE = 0.5    # the count claim's bar (reconstructed): the median student right; the one bar p with p = 1 - p, as demanding of the claim as of its control's failure; as Table 5's fraction claims
 
 def _count_claim(s: Table3Settings, kind: str, exact, control, cut: float, init: float, id: str | None = None, **kw):
-    "`t3.<kind>.recovery_underdetermined` graded on per-seed fractions of the students (one per r*) with exactly r* directions above the cut: from `init` (`exact`) against the same students from `large_init_scale` (`control`); `kw` goes to `claim_over_seeds` (protocol, changes, differs)."
+    "`t3.<kind>.recovery_underdetermined` graded on per-seed fractions of the students (`ud_draws` per r*) with exactly r* directions above the cut: from `init` (`exact`) against the same students from `large_init_scale` (`control`); `kw` goes to `claim_over_seeds` (protocol, changes, differs)."
     n_u = underdetermined_n(s)
     return claim_over_seeds(id or f"t3.{kind}.recovery_underdetermined", "§6", f"{kind} attention, {n_u} training sample(s) ({n_u * s.T * s.d} equations for "
                             f"{kernel_dof(s.d, s.d, s.d, kind)} free parameters): plain gradient descent from small initialisation ({init:g}), stopped when its training "
                             f"loss reaches the noise floor, learns exactly r* directions — singular values above the estimation noise's spectral edge, "
-                            f"{cut:.3g} of the largest (mean over the teachers) — in at least {RECOVERY_SHARE:.0%} of the students (fraction of (r*, seed) students)",
+                            f"{cut:.3g} of the largest (mean over the teachers) — in at least {RECOVERY_SHARE:.0%} of the students (per seed: the fraction of its r* x {s.ud_draws} initialisation draws)",
                             exact, RECOVERY_SHARE, ">=", paper="recovery restored",
                             control=(f"the same students from a large initialisation ({s.large_init_scale:g})", control), removes="small initialisation",
-                            resolution=fraction_resolution(range(len(exact) * len(s.r_stars))), **kw)
+                            resolution=fraction_resolution(range(len(exact) * len(s.r_stars) * s.ud_draws)), **kw)
 
 def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
-    "`t3.<kind>.recovery_underdetermined`: on `underdetermined_n` samples, the r = d students trained by plain gradient descent from small initialisation until their training loss reaches the noise floor learn exactly r* directions above `direction_cut` (per seed: the fraction of its teachers); control: large initialisation, the same step and rule. The energy-rank reading (mean |R̃_eff − r*| against the recovery tolerance) is stated in `differs`."
-    fits = [[seed_data.underdetermined[(kind, rs)] for rs in s.r_stars] for seed_data in students]
-    exact = lambda init: [np.mean([getattr(fit, f"{init}_directions") == rs for fit, rs in zip(per_seed, s.r_stars)]) for per_seed in fits]
-    error = lambda init: float(np.mean([abs(getattr(fit, init).energy - rs) for per_seed in fits for fit, rs in zip(per_seed, s.r_stars)]))
-    cut, tol = (float(np.mean([getattr(fit, field) for per_seed in fits for fit in per_seed])) for field in ("cut", "tolerance"))
+    "`t3.<kind>.recovery_underdetermined`: on `underdetermined_n` samples, the r = d students trained by plain gradient descent from small initialisation until their training loss reaches the noise floor learn exactly r* directions above `direction_cut` (per seed: the fraction of its teachers' `ud_draws` students each); control: large initialisation, the same students (teachers, draws), step and rule. The energy-rank reading (mean |R̃_eff − r*| against the recovery tolerance) is stated in `differs`."
+    fits = [[(rs, seed_data.underdetermined[(kind, rs, j)]) for rs in s.r_stars for j in range(s.ud_draws)] for seed_data in students]
+    exact = lambda init: [np.mean([getattr(fit, f"{init}_directions") == rs for rs, fit in per_seed]) for per_seed in fits]
+    error = lambda init: float(np.mean([abs(getattr(fit, init).energy - rs) for per_seed in fits for rs, fit in per_seed]))
+    cut, tol = (float(np.mean([getattr(fit, field) for per_seed in fits for _, fit in per_seed])) for field in ("cut", "tolerance"))
     return _count_claim(s, kind, exact("small"), exact("large"), cut, s.init_scale,
                         differs=f"the paper says the effective rank recovers r*; at one sample gradient descent learns r* directions at unequal sizes, so their energy "
                                 f"effective rank undershoots r*: mean |R̃_eff(K̂) − r*| is {error('small'):.3g} (control {error('large'):.3g}) against the "
@@ -569,9 +576,8 @@ def _underdetermined_claim(s: Table3Settings, students: list, kind: str):
                                 + ("lands at a fraction's extreme (no student on any seed keeps exactly r* directions): it is not a near miss, it shows that a large "
                                    "initialisation breaks the count, not how near the claim's scale the count turns" if max(exact("large")) == 0 else
                                    f"keeps exactly r* directions in {np.mean(exact('large')):.0%} of the students")
-                                + "; page 33 measures the control across the edge where the count turns, and on the quick preset's three seeds of three students "
-                                  "no scale gives a control off the extremes that fails, decided",
-                        protocol=tuple(_head_protocol(s, kind, rank="d", n=fits[0][0].n, init=a, **_training(s, "gd")) for a in (s.init_scale, s.large_init_scale)),
+                                + f" ({s.ud_draws} initialisation draws per teacher; the scale set once on seeds 0-2 of the quick preset where the count turns, page 33)",
+                        protocol=tuple(_head_protocol(s, kind, rank="d", n=fits[0][0][1].n, init=a, draws=s.ud_draws, **_training(s, "gd")) for a in (s.init_scale, s.large_init_scale)),
                         changes="init")
 
 def linear_oracle_kernel(task, n: int) -> torch.Tensor:
@@ -671,12 +677,12 @@ def _near_miss_rows(s: Table3Settings, students: list) -> list:
     return rows
 
 def _underdetermined_rows(s: Table3Settings, students: list) -> list:
-    "One row per flat teacher (kind, r*) trained on `underdetermined_n` samples: the direction cut, the share of seeds whose gradient-descent student from small and from large initialisation has exactly r* directions above it, the energy rank and excess of both and of Adam from small, the tolerance and the most gradient-descent steps."
+    "One row per flat teacher (kind, r*) trained on `underdetermined_n` samples: the direction cut, the share of its students (seeds x `ud_draws`) whose gradient-descent student from small and from large initialisation has exactly r* directions above it, the energy rank and excess of both and of Adam from small, the tolerance and the most gradient-descent steps."
     if not underdetermined_n(s): return []
     rows = []
     for kind in s.kinds:
         for rs in s.r_stars:
-            fits = [seed_data.underdetermined[(kind, rs)] for seed_data in students]
+            fits = [seed_data.underdetermined[(kind, rs, j)] for seed_data in students for j in range(s.ud_draws)]
             rows.append({"kind": kind, "r*": rs, "n": fits[0].n, "cut": float(np.mean([fit.cut for fit in fits])),
                          "exactly r* small": float(np.mean([fit.small_directions == rs for fit in fits])),
                          "exactly r* large": float(np.mean([fit.large_directions == rs for fit in fits])),
@@ -736,6 +742,7 @@ class InitScalePoint:
     kind: str
     r_star: int
     seed: int
+    draw: int               # the initialisation draw (`init_seed`)
     init: float             # the initialisation scale
     energy: float           # R̃_eff(K̂) where it stopped
     spectrum: tuple         # σ_i(K̂) / σ_1(K̂), i = 1..d: d floats, descending
@@ -751,18 +758,21 @@ class InitScalePoint:
         return learned_directions(self.spectrum, self.cut)
 
 def init_scale_curve(s: Table3Settings, scales, seeds) -> tuple:
-    "The students of `t3.<kind>.recovery_underdetermined` (every kind and r* of `s`, every seed of `seeds`) trained as the claim trains them from every initialisation scale of `scales`, in one `fit_students` call -> an `InitScalePoint` per (scale, kind, r*, seed)."
+    "The students of `t3.<kind>.recovery_underdetermined` (every kind and r* of `s`, every seed of `seeds`, `ud_draws` initialisation draws each) trained as the claim trains them from every initialisation scale of `scales`, in one `fit_students` call per scale (one call holds every student of a scale: the batch's inputs take memory) -> an `InitScalePoint` per (scale, kind, r*, seed, draw)."
     n_u = underdetermined_n(s)
     teachers = [Teacher(kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds]
     tasks = {t: t.task(s) for t in teachers}
-    batch = [(t, float(a)) for a in scales for t in teachers]
-    fit = fit_students([tasks[t] for t, _ in batch], [s.d] * len(batch), n_u, [t.draw_seed for t, _ in batch], [a for _, a in batch],
-                       dtype=getattr(torch, s.dtype), progress=False, desc="init-scale curve", **_training(s, "gd"))
-    prof = rank_profile(fit["K"].numpy(), spectrum=True)                        # one SVD per student: the energy rank and the spectrum
     tol, cut = ({t: f(s, t, tasks[t], n_u) for t in teachers} for f in (_tolerance, _cut))
-    return tuple(InitScalePoint(t.kind, t.r_star, t.seed, a, float(prof["energy"][i]), tuple((prof["s"][i] / prof["s"][i, 0]).tolist()),
-                                float(fit["excess"][i]) / _noise_floor(s), int(fit["steps"][i]), bool(fit["converged"][i]), tol[t], cut[t])
-                 for i, (t, a) in enumerate(batch))
+    points = []
+    for a in scales:
+        batch = [(t, j) for t in teachers for j in range(s.ud_draws)]
+        fit = fit_students([tasks[t] for t, _ in batch], [s.d] * len(batch), n_u, [init_seed(t, j) for t, j in batch], float(a),
+                           dtype=getattr(torch, s.dtype), progress=False, desc="init-scale curve", **_training(s, "gd"))
+        prof = rank_profile(fit["K"].numpy(), spectrum=True)                    # one SVD per student: the energy rank and the spectrum
+        points += [InitScalePoint(t.kind, t.r_star, t.seed, j, float(a), float(prof["energy"][i]), tuple((prof["s"][i] / prof["s"][i, 0]).tolist()),
+                                  float(fit["excess"][i]) / _noise_floor(s), int(fit["steps"][i]), bool(fit["converged"][i]), tol[t], cut[t])
+                   for i, (t, j) in enumerate(batch)]
+    return tuple(points)
 
 # %% ../nbs/33_table3.ipynb #52878c55
 _READING_COLUMNS = ("margin", "critical", "reading", "control margin")

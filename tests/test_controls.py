@@ -106,3 +106,22 @@ def test_tables_1_to_3_record_their_one_change(name, expected):
     exp = experiment(name)
     res = run(exp, exp.settings("smoke"), seeds=(0,), progress=False)
     assert {c.id: c.changes for c in res.claims if c.changes is not None} == expected
+
+
+def test_table3_underdetermined_control_trains_the_claims_students_from_another_scale():
+    "`t3.<kind>.recovery_underdetermined`: the control's students are the claim's — the same teachers, sample and `ud_draws` initialisation draws (each its own seed, `init_seed`) — from `large_init_scale`; a seed's share is over r* x draws students, so its resolution is 1/(seeds x r* x draws)."
+    from entropic_bound import table3
+    s = table3.Table3Settings(**table3.TABLE3_PRESETS["smoke"])
+    seeds = (0, 1)
+    near = {(kind, rs, x): table3.near_miss_teacher(s, kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds}
+    (n, inits, students, how), = [b for b in table3._training_batches(s, seeds, near) if b[3] == "gd"]
+    assert n == table3.underdetermined_n(s) and s.ud_draws > 1
+    small = [st for st, i in zip(students, inits) if i == "small"]
+    large = [st for st, i in zip(students, inits) if i == "large"]
+    assert small == large and len(small) == len(s.kinds) * len(s.r_stars) * len(seeds) * s.ud_draws      # the same students, both scales, one call
+    for teacher in dict.fromkeys(t for t, _, _ in small):
+        draws = [j for t, _, j in small if t == teacher]
+        assert draws == list(range(s.ud_draws))
+        assert len({table3.init_seed(teacher, j) for j in draws}) == s.ud_draws and table3.init_seed(teacher, 0) == teacher.draw_seed
+    c = table3._count_claim(s, "linear", [1.0, 1.0], [0.25, 0.5], 0.1, s.init_scale)
+    assert c.resolution == c.control.resolution == 1 / (len(seeds) * len(s.r_stars) * s.ud_draws)
