@@ -763,9 +763,8 @@ def init_scale_curve(s: Table3Settings, scales, seeds) -> tuple:
     teachers = [Teacher(kind, rs, x) for kind in s.kinds for rs in s.r_stars for x in seeds]
     tasks = {t: t.task(s) for t in teachers}
     tol, cut = ({t: f(s, t, tasks[t], n_u) for t in teachers} for f in (_tolerance, _cut))
-    points = []
+    points, batch = [], [(t, j) for t in teachers for j in range(s.ud_draws)]
     for a in scales:
-        batch = [(t, j) for t in teachers for j in range(s.ud_draws)]
         fit = fit_students([tasks[t] for t, _ in batch], [s.d] * len(batch), n_u, [init_seed(t, j) for t, j in batch], float(a),
                            dtype=getattr(torch, s.dtype), progress=False, desc="init-scale curve", **_training(s, "gd"))
         prof = rank_profile(fit["K"].numpy(), spectrum=True)                    # one SVD per student: the energy rank and the spectrum

@@ -257,12 +257,13 @@ def _frontier_task(s, T: int, scale: float, cap: int, r_star: int, seed: int) ->
     fits = _log_route_fits(task, ns)
     ranks = {LOG_INVERSION: tuple(fit_rank(f) for f in fits),
              LINEARISED: tuple(fit_rank(softmax_linearised_fit(X[:n], Y[:n], V)) for n in ns)}
-    predicted = data_edge_prediction(fits[-1], max(ns)) + misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])
+    oracle = misfit_edge_prediction(X, task.Y_clean.numpy(), V, r_star, fits[-1])           # (n₁, misfit) of the oracle
+    predicted = data_edge_prediction(fits[-1], max(ns)) + oracle
     control, just_beyond = None, ()
     if T > s.d:
         lin = attention_task(max(ns), T=T, d=s.d, r_star=r_star, kind="linear", noise_std=s.noise_std, kernel_scale=scale, seed=seed)
         control = tuple(fit_rank(f) for f in _log_route_fits(lin, ns))
-        n1 = predicted[2]
+        n1 = oracle[0]
         n = math.floor((1 + s.frontier_delta) * n1) if math.isfinite(n1) else 0
         if n > n1 and min(ns) <= n <= max(ns): just_beyond = (n, fit_rank(_log_route_fits(task, (n,))[0]))
     return FrontierTask(T, float(scale), r_star, ns, ranks, *predicted, control, just_beyond=just_beyond)
@@ -388,24 +389,24 @@ def _band_fractions(s, units: dict, field: str, g: float, oracle: bool) -> tuple
     sides = {side: [_graded(getattr(seed, field), s.d, g, side, oracle, band=True) for seed in units.values()] for side in ("beyond", "below")}
     return tuple([exact(cells) for cells in sides[side] if cells] for side in ("beyond", "below"))
 
-def _just_beyond_cells(tasks, d: int) -> list:
-    "The tasks of `tasks` with T > d that carry a cell just beyond the oracle's n₁ (`FrontierTask.just_beyond`: n = ⌊(1+δ)·n₁⌋ inside the ladder's range)."
-    return [ft for ft in tasks if ft.T > d and ft.just_beyond]
+def _just_beyond_cells(tasks) -> list:
+    "The tasks of `tasks` that carry a cell just beyond the oracle's n₁ (`FrontierTask.just_beyond`: n = ⌊(1+δ)·n₁⌋ inside the ladder's range, measured at T > d only)."
+    return [ft for ft in tasks if ft.just_beyond]
 
-def _just_beyond_fractions(s, units: dict, field: str) -> list:
+def _just_beyond_fractions(units: dict, field: str) -> list:
     "Per seed, the fraction of the seed's `field` cells just beyond the oracle's n₁ (`_just_beyond_cells`) whose log-route rank is r* (a seed without such cells is skipped)."
-    cells = [_just_beyond_cells(getattr(seed, field), s.d) for seed in units.values()]
+    cells = [_just_beyond_cells(getattr(seed, field)) for seed in units.values()]
     return [float(np.mean([ft.just_beyond[1] == ft.r_star for ft in c])) for c in cells if c]
 
 def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str, band: bool = False) -> list:
     "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ = `frontier_delta`, far inside the step: `FrontierTask.just_beyond`) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
     beyond, _, below = _side_fractions(s, units, field, g, oracle)
-    near_beyond, near_below = (_just_beyond_fractions(s, units, field), _band_fractions(s, units, field, g, oracle)[1]) if band else (beyond, below)
+    near_beyond, near_below = (_just_beyond_fractions(units, field), _band_fractions(s, units, field, g, oracle)[1]) if band else (beyond, below)
     if not (beyond and below and near_beyond and near_below): return []     # cells too few to reach both sides (and the band) (the smoke preset): nothing to grade; the quick reference records both claims
     just, delta = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {s.frontier_delta:g}"
     reach = dict(below=("n1/g < n <= n1", "just below the frontier, n1/g < n <= n1") if band else ("n <= n1/g", "at n <= n1/g"),
                  beyond=(f"n = {delta}", f"just beyond the frontier, at n = {delta}, far inside the step g") if band else ("n >= g·n1", "at n >= g·n1"))
-    items = lambda side, near=False: (sum(len(_just_beyond_cells(getattr(seed, field), s.d)) for seed in units.values()) if near and side == "beyond" else
+    items = lambda side, near=False: (sum(len(_just_beyond_cells(getattr(seed, field))) for seed in units.values()) if near and side == "beyond" else
                                       sum(len(_graded(getattr(seed, field), s.d, g, side, oracle, near)) for seed in units.values()))
     paper = "only partial pre-training recovery (nonlinear inversion)"
     side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which, oracle=oracle)
