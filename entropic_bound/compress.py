@@ -26,8 +26,8 @@ __all__ = ['ALLOCATION_RULES', 'ALLOCATIONS', 'BUDGETS', 'BUDGET', 'METRICS', 'H
            'ORDER_RULES', 'WEIGHT_SUFFIXES', 'WEIGHT_FOLDERS', 'SIXTEEN_BITS', 'Calibration', 'calibrate',
            'AllocationRule', 'allocation_rule', 'allocate', 'fold', 'sentence_embeddings', 'fidelity',
            'next_token_logprobs', 'next_token_fidelity', 'loss_signals', 'primary_loss', 'fidelity_meter',
-           'layer_sensitivity', 'SplitResult', 'calibrate_split', 'compress_split', 'source_folder', 'source_dtype',
-           'carry_source', 'load_lines', 'export']
+           'meter_input', 'same_meter_input', 'layer_sensitivity', 'SplitResult', 'calibrate_split', 'compress_split',
+           'source_folder', 'source_dtype', 'carry_source', 'load_lines', 'export']
 
 # %% ../nbs/11_compress.ipynb #4f2855a3
 @dataclass
@@ -421,11 +421,11 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
     ('encoder' or 'decoder', the adapter's); `primary`, the metric its loss is read in (`METRICS[kind][0]`, `primary_loss`)."""
     if limit is not None and limit < 1: raise InputError("limit", f"must be >= 1; got {limit}")
     if adapter.kind == "encoder":
-        held = _evaluated(adapter, held, seq_len, limit)
+        held = meter_input(adapter, held, seq_len, limit)
         ref = sentence_embeddings(adapter.model, adapter.tokenizer, held)
         measure = lambda net: fidelity(ref, sentence_embeddings(net, adapter.tokenizer, held))
         return _meter(measure, adapter, len(held))
-    batch, chunk = _evaluated(adapter, held, seq_len, limit), 4
+    batch, chunk = meter_input(adapter, held, seq_len, limit), 4
     ref = next_token_logprobs(adapter.model, batch, chunk)
     starts = range(0, batch.ids.shape[0], chunk)
     keep = 16 * ref.numel() <= _REFERENCE_KEPT_BYTES                   # the original's side once, where it fits
@@ -436,14 +436,14 @@ def fidelity_meter(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: 
         return _next_token_result(sums)
     return _meter(measure, adapter, int((batch.mask[:, 1:] * batch.mask[:, :-1]).sum()))
 
-def _evaluated(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
+def meter_input(adapter: HeadAdapter, held: list, seq_len: int = 128, limit: int | None = None):
     "What a `fidelity_meter` on the lines `held` reads: at most `limit` sentences (an encoder), or the first `limit` of them packed into sequences of `seq_len` (a decoder, a `TokenBatch`)."
     if adapter.kind == "encoder": return held[:limit]
     batch = encode_text(adapter, held, seq_len)
     return batch.head(batch.ids.shape[0] if limit is None else limit)
 
-def _same_evaluation(a, b) -> bool:
-    "Whether two `_evaluated` readings are the same sentences, or the same packed tokens and mask: two meters on them measure a model alike."
+def same_meter_input(a, b) -> bool:
+    "Whether two `meter_input` results are the same sentences, or the same packed tokens and mask: two meters on them measure a model alike."
     if isinstance(a, list) or isinstance(b, list): return a == b
     return a.ids.shape == b.ids.shape and torch.equal(a.ids, b.ids) and torch.equal(a.mask, b.mask)
 

@@ -18,10 +18,11 @@ from .report import ExperimentResult, claim_over_seeds, fraction_resolution
 
 # %% auto #0
 __all__ = ['TABLE5_PRESETS', 'ROUTES', 'QK_KNOWN_V', 'LINEARISED', 'LOG_INVERSION', 'BLIND', 'BLIND_AT_SCALE',
-           'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'FRONTIER_ROUTES', 'OOS_SEED_OFFSET', 'TABLE5', 'Table5Settings',
-           'RouteFit', 'NamedVariants', 'TaskRoutes', 'Table5Seed', 'data_only_routes', 'small_logit_args',
+           'QK_KNOWN_V_AT_SCALE', 'KNOWN_V_ROUTES', 'NEAR_GRID', 'NEAR_DRAW_OFFSET', 'FRONTIER_ROUTES',
+           'OOS_SEED_OFFSET', 'OOS_DRAW_OFFSET', 'TABLE5', 'Table5Settings', 'RouteFit', 'NamedVariants', 'TaskRoutes',
+           'Table5Seed', 'VUnknownDraw', 'data_only_routes', 'small_logit_args', 'near_seed', 'measure_v_unknown',
            'measure_table5', 'FrontierTask', 'frontier_ladder', 'misfit_edge_prediction', 'data_edge_prediction',
-           'measure_frontier', 'measure_frontier_oos', 'BeyondFrontier', 'measure_beyond', 'ladder_step',
+           'measure_frontier', 'oos_seed', 'measure_frontier_oos', 'BeyondFrontier', 'measure_beyond', 'ladder_step',
            'frontier_step', 'summarise_table5', 'numerical_rank_curve', 'numerical_rank_readings']
 
 # %% ../nbs/35_table5.ipynb #be4c936f
@@ -38,7 +39,10 @@ class Table5Settings:
     kernel_scale: float = 3.0              # the kernel scale of every teacher, softmax and linear-QK alike (the softmax teacher's default), so the controls change only the attention
     small_logit_scale: float = 0.12        # `t5.softmax_numerical_beyond`'s control: the same softmax teachers at this kernel scale, σ scaled with it (σ·small_logit_scale/kernel_scale: the
                                            # signal-to-noise of the kernel's first-order term kept), where softmax is near its first-order expansion; calibrated once on seeds 0-2 of the quick preset
-    n_near: int = 200                      # `t5.softmax_v_unknown`'s control: the same lifted route on the first n_near samples of the same teachers, near the linear-QK model's misfit frontier
+    n_near: int = 400                      # `t5.softmax_v_unknown`'s control: the same lifted route on the first n_near samples of the same teachers, near the linear-QK model's misfit frontier;
+                                           # reconstructed, set once on seeds 0-2 of the quick preset: the largest n of `NEAR_GRID` at which that control fails, decided
+    near_draws: int = 6                    # softmax teachers per (r*, seed) of `t5.softmax_v_unknown` and its control: the table's own and near_draws - 1 more (`near_seed`), the lifted
+                                           # route at n_scale and at n_near on each; reconstructed: enough tasks per seed for the control to decide off the fraction's end
     noise_sweep: tuple = (0.05, 0.2, 0.5, 1.0)   # σ at n samples
     n_sweep: tuple = (100, 300, 1000)            # n at the paper's σ
     draws: int = 8                         # noise redraws of the observation-noise edge (the named variant)
@@ -53,6 +57,8 @@ class Table5Settings:
     oos_scales: tuple = (2.0,)             # ... and kernel scales it does not use
     oos_pilot_n: int = 80                  # samples of the pilot that predicts n₁ there; the outcome is measured on samples it never saw
     oos_n: tuple = (20, 40, 80, 160, 320, 640)   # the outcome's ladder: nested prefixes of the teacher's next samples
+    oos_draws: int = 6                     # teachers per out-of-sample cell (T, kernel scale, r*), each with its own pilot and ladder (`oos_seed`); reconstructed: enough cells per seed for
+                                           # the pair's near-miss controls, inside the ladder's step, to decide (with one teacher per cell the step held 3-4 cells per seed)
 
     def __post_init__(self):
         object.__setattr__(self, "r_stars", tuple(int(v) for v in self.r_stars))
@@ -64,19 +70,20 @@ class Table5Settings:
                        n=(lambda v: v >= 2, ">= 2"), n_beyond=(lambda v: v > self.n, "> n"), small_logit_scale=(lambda v: 0 < v < self.kernel_scale, "in (0, kernel_scale)"),
                        n_near=(lambda v: min_qk_samples(self.T, self.d, self.d, False) <= v < self.n_scale, "at least the lifted regression's limit and < n_scale"), n_scale=(lambda v: v >= min_qk_samples(self.T, self.d, self.d, False), "at least the lifted regression's limit"),
                        noise_std=(lambda v: v > 0, "> 0"), kernel_scale=(lambda v: v > 0, "> 0"), noise_sweep=(lambda v: all(x > 0 for x in v), "noise levels > 0"),
-                       n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"),
+                       n_sweep=(lambda v: all(x >= 2 for x in v), "sample sizes >= 2"), draws=(lambda v: v >= 2, ">= 2"), shift_draws=(lambda v: v >= 1, ">= 1"), near_draws=(lambda v: v >= 1, ">= 1"),
                        frontier_T=(lambda v: len(v) > 0 and all(x >= 2 for x in v), "sequence lengths >= 2"),
                        frontier_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
                        frontier_scales=(lambda v: len(v) > 0 and all(x > 0 for x in v), "kernel scales > 0"),
                        frontier_cost=(lambda v: len(v) == len(self.frontier_scales) and all(x > 0 for x in v), "one cost cap > 0 per kernel scale"),
                        frontier_delta=(lambda v: 0 < v < 1, "in (0, 1): a fraction of n₁ beyond it"),
                        oos_T=(lambda v: all(x >= 2 for x in v), "sequence lengths >= 2"), oos_scales=(lambda v: all(x > 0 for x in v), "kernel scales > 0"),
-                       oos_pilot_n=(lambda v: v >= 2, ">= 2"), oos_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"))
+                       oos_pilot_n=(lambda v: v >= 2, ">= 2"), oos_n=(lambda v: len(v) > 0 and list(v) == sorted(set(v)) and v[0] >= 2, "increasing sample sizes >= 2"),
+                       oos_draws=(lambda v: v >= 1, ">= 1"))
 
 TABLE5_PRESETS = {"quick": dict(), "paper": dict(n=500, n_scale=2000, n_beyond=10000, small_logit_scale=0.066, noise_sweep=(0.02, 0.05, 0.1, 0.2, 0.5, 1.0), n_sweep=(100, 300, 1000, 3000), draws=16,
                             frontier_n=(30, 100, 300, 1000, 3000, 10000), frontier_cost=(2_560_000, 410_000)),
-                  "smoke": dict(T=8, d=6, n=40, n_scale=40, n_beyond=200, n_near=30, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
-                            frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000), oos_T=(12,), oos_pilot_n=40, oos_n=(40, 200))}   # smoke: seconds, for tests
+                  "smoke": dict(T=8, d=6, n=40, n_scale=40, n_beyond=200, n_near=30, near_draws=2, r_stars=(1, 2), noise_sweep=(0.05,), n_sweep=(40,), draws=2, shift_draws=2,
+                            frontier_T=(4, 16), frontier_n=(40, 200, 1000), frontier_cost=(16_000, 16_000), oos_T=(12,), oos_pilot_n=40, oos_n=(40, 200), oos_draws=2)}   # smoke: seconds, for tests
 ROUTES = (QK_KNOWN_V, LINEARISED, LOG_INVERSION, BLIND, BLIND_AT_SCALE, QK_KNOWN_V_AT_SCALE) = (
     "linear-QK estimator (V known)", "linearised (V known)", "log inversion (V known)", "blind lifted (V unknown)", "blind lifted (V unknown), n_scale",
     "linear-QK estimator (V known), n_scale")
@@ -127,6 +134,15 @@ class Table5Seed:
     frontier: tuple = ()   # FrontierTask of every (kernel scale, T, r*) of the frontier map (see below)
     frontier_oos: tuple = ()   # FrontierTask of every out-of-sample cell (kernel scale, T, r*): n₁ from a pilot the outcome never saw
     beyond: "BeyondFrontier | None" = None   # the V-known routes beyond the data-only frontier of the table's own teachers (`measure_beyond`)
+    v_unknown: tuple = ()   # VUnknownDraw of every further softmax teacher of `t5.softmax_v_unknown` (`near_draws` - 1 per r*; the table's own teachers are `tasks`)
+
+@dataclass(frozen=True)
+class VUnknownDraw:
+    "A further softmax teacher of (r*, seed) for `t5.softmax_v_unknown` and its control (`near_draws`): the lifted route's rank on its first n_scale and its first n_near samples."
+    r_star: int
+    draw: int         # 1 … near_draws - 1 (`near_seed`); draw 0 is the table's own teacher
+    at_scale: int     # the lifted route's rank (σ estimated) on the first n_scale samples
+    near: int         # ... on the first n_near
 
 def _route_kernel(name: str, fit):
     "The kernel estimate whose energy rank a route reports: the leading factor of a lifted (blind) fit, else the fitted kernel."
@@ -202,13 +218,30 @@ def _measure_task(s: Table5Settings, r_star: int, seed: int) -> TaskRoutes:
     variants = _named_variants(_teacher(s, "softmax", r_star, seed, s.noise_std, s.n), s.draws)   # n samples
     return TaskRoutes(r_star, main["softmax"], main["linear"], shift, variants, _sweeps(s, r_star, seed), _near_routes(teachers["softmax"], s.n_near))
 
+NEAR_GRID = (200, 300, 400, 500)   # the sizes at which the page measures `t5.softmax_v_unknown`'s control; `n_near` is the largest at which it fails, decided, on seeds 0-2 of the quick preset
+NEAR_DRAW_OFFSET = 50_000   # the j-th further teacher of `t5.softmax_v_unknown` of (r*, seed x) draws from seed x + 50 000·j: teachers no other part of the table draws
+
+def near_seed(seed: int, draw: int = 0) -> int:
+    "The seed of the `draw`-th softmax teacher of (r*, `seed`) in `t5.softmax_v_unknown`: `seed` itself for draw 0 (the table's own teacher), 50 000 more per further draw."
+    return int(seed) + NEAR_DRAW_OFFSET * int(draw)
+
+def measure_v_unknown(s: Table5Settings, seed: int) -> tuple:
+    "The further teachers of `t5.softmax_v_unknown` of one seed: a `VUnknownDraw` for every draw 1 … `near_draws` - 1 and r* (in that order), drawn as the table draws its own (`_teacher`) and fitted as its lifted route is (`fit_qk_kernel`, σ estimated)."
+    out = []
+    for j in range(1, s.near_draws):
+        for r in s.r_stars:
+            task = _teacher(s, "softmax", r, near_seed(seed, j), s.noise_std, max(s.n, s.n_scale))
+            X, Y = task.X.numpy(), task.Y.numpy()
+            out.append(VUnknownDraw(r, j, *(fit_rank(fit_qk_kernel(X[:n], Y[:n])) for n in (s.n_scale, s.n_near))))
+    return tuple(out)
+
 def measure_table5(s: Table5Settings, seeds, device="cpu", progress=None) -> dict:
     "Every route on the softmax and the linear-QK teacher of every (r*, seed), the noise shifts of the energy errors, the named variants, the sweeps, the frontier map and the routes beyond the table's own frontier -> {seed: Table5Seed} (no training: `device` unused)."
     from tqdm.auto import tqdm
     tasks = {x: {} for x in seeds}
     for r in tqdm(s.r_stars, desc="table5", disable=None if progress is None else not progress, leave=False):
         for x in seeds: tasks[x][r] = _measure_task(s, r, x)
-    return {x: Table5Seed(tasks[x], measure_frontier(s, x), measure_frontier_oos(s, x), measure_beyond(s, x)) for x in seeds}
+    return {x: Table5Seed(tasks[x], measure_frontier(s, x), measure_frontier_oos(s, x), measure_beyond(s, x), measure_v_unknown(s, x)) for x in seeds}
 
 # %% ../nbs/35_table5.ipynb #b97f9b83
 FRONTIER_ROUTES = (LOG_INVERSION, LINEARISED)
@@ -229,6 +262,7 @@ class FrontierTask:
     pilot_n: int = 0   # 0: n₁ predicted in sample (at the ladder's largest n); else the size of the disjoint pilot it was predicted on
     just_beyond: tuple = ()   # (n, rank): the log route on the first n = ⌊(1+frontier_delta)·n₁⌋ samples of the same stream, just beyond the oracle's n₁, where that n
                               # exceeds n₁ and lies inside the ladder's range; () elsewhere (`t5.oracle_frontier_below`'s control)
+    draw: int = 0             # out of sample: which of the cell's `oos_draws` teachers (`oos_seed`); 0 on the map
 
     def prediction(self, oracle: bool) -> float:
         "The predicted frontier: the oracle's n₁ (`oracle` True) or the data-only n̂₁."
@@ -279,23 +313,28 @@ def measure_frontier(s, seed: int) -> tuple:
     return tuple(_frontier_task(s, T, scale, cap, r, seed) for scale, cap in zip(s.frontier_scales, s.frontier_cost)
                  for T in s.frontier_T for r in s.r_stars)
 
-OOS_SEED_OFFSET = 7000   # the out-of-sample teachers are draws the frontier map never makes
+OOS_SEED_OFFSET = 7000    # the out-of-sample teachers are draws the frontier map never makes
+OOS_DRAW_OFFSET = 20_000  # ... and a cell's further teachers (`oos_draws`) draws its first teacher never makes
 
-def _oos_task(s, T: int, scale: float, r_star: int, seed: int) -> FrontierTask:
-    "One out-of-sample cell: n₁ predicted on the first `oos_pilot_n` samples of a softmax teacher (from the data alone, and by the oracle beside it), the log route on nested prefixes of its next samples (which the pilot never saw), and the same on the linear-QK teacher of the same draw (reported beside, not graded)."
+def oos_seed(seed: int, draw: int = 0) -> int:
+    "The seed of the `draw`-th teacher of an out-of-sample cell of `seed`: 7000 + seed for draw 0 (each cell's one teacher before `oos_draws`), 20 000 more per further draw."
+    return OOS_SEED_OFFSET + int(seed) + OOS_DRAW_OFFSET * int(draw)
+
+def _oos_task(s, T: int, scale: float, r_star: int, seed: int, draw: int = 0) -> FrontierTask:
+    "One out-of-sample teacher, the `draw`-th of its cell (`oos_seed`): n₁ predicted on the first `oos_pilot_n` samples of a softmax teacher (from the data alone, and by the oracle beside it), the log route on nested prefixes of its next samples (which the pilot never saw), and for draw 0 the same on the linear-QK teacher of the same draw (reported beside, not graded; None for the further draws)."
     p, ns, ranks = s.oos_pilot_n, tuple(s.oos_n), {}
-    for kind in ("softmax", "linear"):
-        task = attention_task(p + max(ns), T=T, d=s.d, r_star=r_star, kind=kind, noise_std=s.noise_std, kernel_scale=scale, seed=OOS_SEED_OFFSET + seed)
+    for kind in ("softmax", "linear") if draw == 0 else ("softmax",):
+        task = attention_task(p + max(ns), T=T, d=s.d, r_star=r_star, kind=kind, noise_std=s.noise_std, kernel_scale=scale, seed=oos_seed(seed, draw))
         X, Y, V = task.X.numpy(), task.Y.numpy(), task.V.numpy()
         if kind == "softmax":                                                   # the prediction sees the pilot only
             pilot = log_attention_fit(X[:p], estimated_attention(X[:p], Y[:p], V))
             predicted = data_edge_prediction(pilot, p) + misfit_edge_prediction(X[:p], task.Y_clean.numpy()[:p], V, r_star, pilot)
         ranks[kind] = tuple(fit_rank(f) for f in _log_route_fits(task, ns, start=p))
-    return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, *predicted, ranks["linear"], pilot_n=p)
+    return FrontierTask(T, float(scale), r_star, ns, {LOG_INVERSION: ranks["softmax"]}, *predicted, ranks.get("linear"), pilot_n=p, draw=draw)
 
 def measure_frontier_oos(s, seed: int) -> tuple:
-    "The out-of-sample frontier cells of one seed: an `_oos_task` for every kernel scale of `oos_scales`, T of `oos_T` and r* (in that order)."
-    return tuple(_oos_task(s, T, scale, r, seed) for scale in s.oos_scales for T in s.oos_T for r in s.r_stars)
+    "The out-of-sample frontier cells of one seed: an `_oos_task` for every draw of `oos_draws`, kernel scale of `oos_scales`, T of `oos_T` and r* (in that order)."
+    return tuple(_oos_task(s, T, scale, r, seed, j) for j in range(s.oos_draws) for scale in s.oos_scales for T in s.oos_T for r in s.r_stars)
 
 @dataclass(frozen=True)
 class BeyondFrontier:
@@ -374,12 +413,13 @@ def _graded(tasks, d: int, g: float, side: str, oracle: bool, band: bool = False
     return [(ft, i) for ft in tasks if ft.T > d for i, n in enumerate(ft.ns) if on_side(n, ft.prediction(oracle))]
 
 def _side_fractions(s, units: dict, field: str, g: float, oracle: bool) -> tuple:
-    "Per seed, over the cells of the seed's `field` graded by `_graded`: the fraction whose log-route rank is r* beyond g·n₁, the control's there, and the route's below n₁/g (a seed without cells on a side is skipped there)."
+    "Per seed, over the cells of the seed's `field` graded by `_graded`: the fraction whose log-route rank is r* beyond g·n₁, the linear-QK twin's there (over the tasks that carry one: draw 0 out of sample), and the route's below n₁/g (a seed without cells on a side is skipped there)."
     exact = lambda cells, ranks: float(np.mean([ranks(ft)[i] == ft.r_star for ft, i in cells]))
     beyond, control, below = [], [], []
     for seed in units.values():
         up, down = (_graded(getattr(seed, field), s.d, g, side, oracle) for side in ("beyond", "below"))
-        if up: beyond.append(exact(up, lambda ft: ft.ranks[LOG_INVERSION])); control.append(exact(up, lambda ft: ft.control_ranks))
+        if up: beyond.append(exact(up, lambda ft: ft.ranks[LOG_INVERSION]))
+        if twins := [(ft, i) for ft, i in up if ft.control_ranks is not None]: control.append(exact(twins, lambda ft: ft.control_ranks))
         if down: below.append(exact(down, lambda ft: ft.ranks[LOG_INVERSION]))
     return beyond, control, below
 
@@ -398,15 +438,19 @@ def _just_beyond_fractions(units: dict, field: str) -> list:
     cells = [_just_beyond_cells(getattr(seed, field)) for seed in units.values()]
     return [float(np.mean([ft.just_beyond[1] == ft.r_star for ft in c])) for c in cells if c]
 
-def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str, band: bool = False) -> list:
-    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ = `frontier_delta`, far inside the step: `FrontierTask.just_beyond`) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
+def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str, band: bool = False,
+                   delta: float | None = None) -> list:
+    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below inside the step just beyond it (n₁ < n < g·n₁), or, with `delta`, each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ far inside the step: `FrontierTask.just_beyond`, measured at that δ) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
     beyond, _, below = _side_fractions(s, units, field, g, oracle)
-    near_beyond, near_below = (_just_beyond_fractions(units, field), _band_fractions(s, units, field, g, oracle)[1]) if band else (beyond, below)
+    near_beyond, near_below = _band_fractions(s, units, field, g, oracle) if band else (beyond, below)
+    extra = band and delta is not None                                        # the claim below's control at one extra size per task, not the step's own cells
+    if extra: near_beyond = _just_beyond_fractions(units, field)
     if not (beyond and below and near_beyond and near_below): return []     # cells too few to reach both sides (and the band) (the smoke preset): nothing to grade; the quick reference records both claims
-    just, delta = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {s.frontier_delta:g}"
+    just, at = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {delta:g}" if extra else None
     reach = dict(below=("n1/g < n <= n1", "just below the frontier, n1/g < n <= n1") if band else ("n <= n1/g", "at n <= n1/g"),
-                 beyond=(f"n = {delta}", f"just beyond the frontier, at n = {delta}, far inside the step g") if band else ("n >= g·n1", "at n >= g·n1"))
-    items = lambda side, near=False: (sum(len(_just_beyond_cells(getattr(seed, field))) for seed in units.values()) if near and side == "beyond" else
+                 beyond=((f"n = {at}", f"just beyond the frontier, at n = {at}, far inside the step g") if extra else
+                         ("n1 < n < g·n1", "just beyond the frontier, n1 < n < g·n1") if band else ("n >= g·n1", "at n >= g·n1")))
+    items = lambda side, near=False: (sum(len(_just_beyond_cells(getattr(seed, field))) for seed in units.values()) if near and extra and side == "beyond" else
                                       sum(len(_graded(getattr(seed, field), s.d, g, side, oracle, near)) for seed in units.values()))
     paper = "only partial pre-training recovery (nonlinear inversion)"
     side = lambda which: dict(kind="softmax", route=LOG_INVERSION, d=s.d, noise_std=s.noise_std, cells=field, step=g, side=which, oracle=oracle)
@@ -423,7 +467,7 @@ def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tupl
                          differs=differs, control=(f"the same softmax tasks {just}beyond the predicted frontier ({reach['beyond'][0]})", near_beyond),
                          removes=f"few enough samples (the same tasks {reach['beyond'][1]}, where the misfit is predicted to have grown above the edge)",
                          resolution=1.0 / max(1, items("below")), control_resolution=1.0 / max(1, items("beyond", band)),
-                         protocol=(side("below"), side(f"just beyond, n = {delta}" if band else "beyond")), changes="side"),
+                         protocol=(side("below"), side(f"just beyond, n = {at}" if extra else just + "beyond")), changes="side"),
     ]
 
 def _frontier_linear(s, units: dict) -> dict:
@@ -437,13 +481,13 @@ def _frontier_claims(s, units: dict) -> list:
     in_sample = _frontier_pair(s, units, "frontier", frontier_step(s), True, ("t5.oracle_frontier_beyond", "t5.oracle_frontier_below"),
                                f"{where}, oracle frontier (n1 from the noiseless outputs and the true r* at each task's largest n)", "sweep",
                                "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument from what only a "
-                               "simulation has (the noiseless outputs, the true r*) and graded on both sides", band=True)
+                               "simulation has (the noiseless outputs, the true r*) and graded on both sides", band=True, delta=s.frontier_delta)
     cells = f"T in {list(s.oos_T)}, kernel scale in {list(s.oos_scales)}"
     oos = _frontier_pair(s, units, "frontier_oos", ladder_step(s.oos_n), False, ("t5.frontier_oos_beyond", "t5.frontier_oos_below"),
                          f"{where}, out of sample ({cells}: outside the map; the data-only n1 predicted from the noisy samples of a pilot of {s.oos_pilot_n}, "
                          "with its own rank count and σ estimated, graded on later samples of the same teachers)",
                          "outcome ladder", "reconstructed: the paper gives no frontier; here n1 is predicted from a pilot's data alone (no true r*, no noiseless outputs) "
-                         "and graded on samples and cells the prediction never saw")
+                         "and graded on samples and cells the prediction never saw", band=True)
     return in_sample + oos
 
 def _frontier_map_figure(s, rows: list, edges: list):
@@ -533,6 +577,15 @@ def _attribution(s: Table5Settings, units: dict) -> dict:
                 "mean rank - r*": float(np.mean([t.softmax[route].rank - t.r_star for t in tasks]))}
             for v, route in (("V known", QK_KNOWN_V_AT_SCALE), ("V unknown", BLIND_AT_SCALE))}
 
+def _v_unknown_fractions(s: Table5Settings, units: dict) -> tuple:
+    "Per seed, over the table's softmax teachers (`tasks`) and the further draws of `t5.softmax_v_unknown` (`Table5Seed.v_unknown`): the fraction whose lifted-route rank is r* on the first n_scale samples (the claim) and on the first n_near (its control) -> (claim, control)."
+    claim, control = [], []
+    for seed in units.values():
+        own = [seed.tasks[r] for r in s.r_stars]
+        claim.append(float(np.mean([t.softmax[BLIND_AT_SCALE].rank == t.r_star for t in own] + [d.at_scale == d.r_star for d in seed.v_unknown])))
+        control.append(float(np.mean([t.near[BLIND].rank == t.r_star for t in own] + [d.near == d.r_star for d in seed.v_unknown])))
+    return claim, control
+
 def _exact_near(tasks: list, route: str) -> float:
     "The fraction of `tasks` (one seed's) whose rank on `route` on the first `n_near` samples of the softmax teacher equals r*."
     return float(np.mean([task.near[route].rank == task.r_star for task in tasks]))
@@ -565,7 +618,8 @@ def _claims(s: Table5Settings, units: dict) -> list:
                                                 task_draws=list(units), measure=measure)
     pair = lambda routes, n, measure: dict(protocol=(arm("softmax", routes, n, measure), arm("linear", routes, n, measure)), changes="kind")
     best_measure, exact_measure = "best route's fraction of tasks with rank r*", "fraction of tasks with rank r*"
-    near = {route: [_exact_near(ts, route) for ts in per_seed] for route in (BLIND, QK_KNOWN_V)}      # the first n_near samples of the same softmax teachers
+    near = {route: [_exact_near(ts, route) for ts in per_seed] for route in (BLIND, QK_KNOWN_V)}      # the first n_near samples of the table's softmax teachers
+    v_unknown, v_near = _v_unknown_fractions(s, units)                                  # ... and of the further teachers of `t5.softmax_v_unknown` with them
     small = small_logit_args(s)
     wrong_model = float(np.mean(at_scale[("softmax", QK_KNOWN_V_AT_SCALE)])) <= 0.5      # V known fails too: the loss needs no identifiability failure
     attribution = (f"the paper attributes this loss to kernel-value identifiability; with V known the linear-QK estimator at the same n = {s.n_scale} "
@@ -590,11 +644,13 @@ def _claims(s: Table5Settings, units: dict) -> list:
                          resolution=resolution, protocol=(arm("softmax", KNOWN_V_ROUTES, s.n_beyond, best_measure), arm("softmax", KNOWN_V_ROUTES, s.n_beyond, best_measure) | small),
                          changes=("kernel_scale", "noise_std")),
         claim_over_seeds("t5.softmax_v_unknown", "§6", f"softmax, V unknown: at n = {s.n_scale} the data-only rank (predict_qk_rank) equals r* in at most "
-                         "half the tasks", at_scale[("softmax", BLIND_AT_SCALE)], 0.5, "<=",
+                         f"half the tasks (the table's softmax teachers and {s.near_draws - 1} further draws of each (r*, seed))", v_unknown, 0.5, "<=",
                          paper="only partial pre-training recovery (kernel-value identifiability)", differs=attribution,
-                         control=(f"the same route on the first {s.n_near} samples of the same softmax teachers", near[BLIND]),
+                         control=(f"the same route on the first {s.n_near} samples of the same softmax teachers", v_near),
                          removes=f"the scale (n = {s.n_near}, not {s.n_scale}: the same teachers where the linear-QK model's misfit is predicted not yet to have grown above the noise edge)",
-                         resolution=resolution, protocol=(arm("softmax", (BLIND,), s.n_scale, exact_measure), arm("softmax", (BLIND,), s.n_near, exact_measure)), changes="n"),
+                         resolution=fraction_resolution(range(tasks * s.near_draws)),
+                         protocol=(arm("softmax", (BLIND,), s.n_scale, exact_measure) | dict(near_draws=s.near_draws), arm("softmax", (BLIND,), s.n_near, exact_measure) | dict(near_draws=s.near_draws)),
+                         changes="n"),
         claim_over_seeds("t5.softmax_wrong_model", "§6", f"softmax, V known: at n = {s.n_scale} the linear-QK estimator's rank equals r* in at most half the tasks "
                          "— knowing the value map does not restore recovery, so the V-unknown loss needs no identifiability failure",
                          at_scale[("softmax", QK_KNOWN_V_AT_SCALE)], 0.5, "<=", paper="only partial pre-training recovery (kernel-value identifiability)", kind="consistency",
@@ -633,15 +689,16 @@ def _frontier_figure(rows, sweep_rows, n_rows):
     return fig
 
 def _oos_rows(units: dict) -> list:
-    "One row per out-of-sample cell (seed, T, kernel scale, r*): the frontier predicted on the pilot from its data alone (n̂₁) and by the oracle (n₁; None: infinite), the first n of the outcome ladder where the log route's rank leaves r* (None: nowhere on it), and the ranks along the ladder on the softmax teacher and on the linear-QK teacher of the same draw."
+    "One row per out-of-sample teacher (seed, draw, T, kernel scale, r*): the frontier predicted on the pilot from its data alone (n̂₁) and by the oracle (n₁; None: infinite), the first n of the outcome ladder where the log route's rank leaves r* (None: nowhere on it), and the ranks along the ladder on the softmax teacher and on the linear-QK teacher of the same draw (draw 0; else None)."
     rows = []
     for x, seed in units.items():
         for ft in seed.frontier_oos:
             ranks = list(ft.ranks[LOG_INVERSION])
             left = [n for n, r in zip(ft.ns, ranks) if r != ft.r_star]
-            rows.append({"seed": x, "T": ft.T, "kernel scale": ft.kernel_scale, "r*": ft.r_star, "pilot n1": ft.n1 if math.isfinite(ft.n1) else None,
+            rows.append({"seed": x, "draw": ft.draw, "T": ft.T, "kernel scale": ft.kernel_scale, "r*": ft.r_star, "pilot n1": ft.n1 if math.isfinite(ft.n1) else None,
                          "pilot n1 (oracle)": ft.n1_oracle if math.isfinite(ft.n1_oracle) else None,
-                         "first n with rank != r*": left[0] if left else None, "ranks": ranks, "linear-QK ranks": list(ft.control_ranks)})
+                         "first n with rank != r*": left[0] if left else None, "ranks": ranks,
+                         "linear-QK ranks": None if ft.control_ranks is None else list(ft.control_ranks)})
     return rows
 
 def _oos_figure(s, rows: list):

@@ -334,13 +334,13 @@ def calibration_source(s: Table6Settings, units: dict, device: str = "cpu") -> l
     read from the table (`SplitResult.other`: the same fold on the same tokens) instead of being measured again."""
     from copy import deepcopy
     from dataclasses import replace
-    from entropic_bound.compress import _evaluated, _same_evaluation
+    from entropic_bound.compress import meter_input, same_meter_input
     from entropic_bound.policy import cpu_threads, engine_threads
     adapter, other = _adapter(s, device), _other_lines(s)
     if other is None: raise InputError("other_text", "calibration_source needs an other-source text")
     graded, fit = other[:len(other) // 2], other[len(other) // 2:]
     rows, work = [], deepcopy(adapter.model)
-    as_table = _same_evaluation(_evaluated(adapter, graded, s.seq_len, s.eval_limit), _evaluated(adapter, other, s.seq_len, s.eval_limit))
+    as_table = same_meter_input(meter_input(adapter, graded, s.seq_len, s.eval_limit), meter_input(adapter, other, s.seq_len, s.eval_limit))
     with cpu_threads(device, engine_threads()):
         meter = fidelity_meter(adapter, graded, s.seq_len, s.eval_limit)
         there = calibrate_split(adapter, fit, 0, (SUBJECT, "uniform"), s.seq_len, s.fit_limit)
