@@ -55,6 +55,7 @@ def _cell_flags(source: str) -> set:
 
 
 HEAVY_FIRST = ("11e_key_bits", "36b_table6_decoder", "36_table6", "09b_decoders")   # the longest notebooks, collected first so that under -n they start at once
+                                                                                     # (pytest.ini's --no-loadscope-reorder keeps this order for xdist)
 
 
 def pytest_collection_modifyitems(config, items):
