@@ -58,7 +58,7 @@ class Table5Settings:
     oos_pilot_n: int = 80                  # samples of the pilot that predicts n₁ there; the outcome is measured on samples it never saw
     oos_n: tuple = (20, 40, 80, 160, 320, 640)   # the outcome's ladder: nested prefixes of the teacher's next samples
     oos_draws: int = 6                     # teachers per out-of-sample cell (T, kernel scale, r*), each with its own pilot and ladder (`oos_seed`); reconstructed: enough cells per seed for
-                                           # the pair's near-miss controls, inside the ladder's step, to decide (with one teacher per cell the step held 3-4 cells per seed)
+                                           # the pair's near-miss controls, inside the ladder's step, to decide
 
     def __post_init__(self):
         object.__setattr__(self, "r_stars", tuple(int(v) for v in self.r_stars))
@@ -439,14 +439,14 @@ def _just_beyond_fractions(units: dict, field: str) -> list:
     return [float(np.mean([ft.just_beyond[1] == ft.r_star for ft in c])) for c in cells if c]
 
 def _frontier_pair(s, units: dict, field: str, g: float, oracle: bool, ids: tuple, where: str, ladder: str, differs: str, band: bool = False,
-                   delta: float | None = None) -> list:
-    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below inside the step just beyond it (n₁ < n < g·n₁), or, with `delta`, each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ far inside the step: `FrontierTask.just_beyond`, measured at that δ) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
+                   just_beyond: bool = False) -> list:
+    "The two claims on the frontier cells of `field` (T > d; none where the cells do not reach both sides of the predicted frontier, and with `band` the cells near it — the oracle's n₁ where `oracle`, else the data-only n̂₁): the log route over-counts beyond g·n₁ and is exact below n₁/g. Each claim's control is the same tasks on the other side of the prediction, which removes the one ingredient the frontier names, the sample size on the claim's side of it: with `band` a near miss where the frontier says the outcome flips and it could land either way — inside the step g just below the frontier (n₁/g < n <= n₁) for the claim beyond, and for the claim below inside the step just beyond it (n₁ < n < g·n₁), or, with `just_beyond`, each task's extra size just beyond it, n = ⌊(1+δ)·n₁⌋ (δ = `frontier_delta`, far inside the step: `FrontierTask.just_beyond`) — else a whole step away (n <= n₁/g, n >= g·n₁). The linear-QK teachers of the same draws have no frontier for the log route by construction (Âₙ = Aₙ, nothing projected): they are reported beside (`_frontier_linear`), not graded."
     beyond, _, below = _side_fractions(s, units, field, g, oracle)
     near_beyond, near_below = _band_fractions(s, units, field, g, oracle) if band else (beyond, below)
-    extra = band and delta is not None                                        # the claim below's control at one extra size per task, not the step's own cells
+    extra = band and just_beyond                                              # the claim below's control at one extra size per task, not the step's own cells
     if extra: near_beyond = _just_beyond_fractions(units, field)
     if not (beyond and below and near_beyond and near_below): return []     # cells too few to reach both sides (and the band) (the smoke preset): nothing to grade; the quick reference records both claims
-    just, at = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {delta:g}" if extra else None
+    just, at = "just " if band else "", f"⌊(1+δ)·n1⌋, δ = {s.frontier_delta:g}" if extra else None
     reach = dict(below=("n1/g < n <= n1", "just below the frontier, n1/g < n <= n1") if band else ("n <= n1/g", "at n <= n1/g"),
                  beyond=((f"n = {at}", f"just beyond the frontier, at n = {at}, far inside the step g") if extra else
                          ("n1 < n < g·n1", "just beyond the frontier, n1 < n < g·n1") if band else ("n >= g·n1", "at n >= g·n1")))
@@ -481,7 +481,7 @@ def _frontier_claims(s, units: dict) -> list:
     in_sample = _frontier_pair(s, units, "frontier", frontier_step(s), True, ("t5.oracle_frontier_beyond", "t5.oracle_frontier_below"),
                                f"{where}, oracle frontier (n1 from the noiseless outputs and the true r* at each task's largest n)", "sweep",
                                "reconstructed: the paper says 'partial'; here the frontier of the log route is located by the misfit-vs-edge argument from what only a "
-                               "simulation has (the noiseless outputs, the true r*) and graded on both sides", band=True, delta=s.frontier_delta)
+                               "simulation has (the noiseless outputs, the true r*) and graded on both sides", band=True, just_beyond=True)
     cells = f"T in {list(s.oos_T)}, kernel scale in {list(s.oos_scales)}"
     oos = _frontier_pair(s, units, "frontier_oos", ladder_step(s.oos_n), False, ("t5.frontier_oos_beyond", "t5.frontier_oos_below"),
                          f"{where}, out of sample ({cells}: outside the map; the data-only n1 predicted from the noisy samples of a pilot of {s.oos_pilot_n}, "
@@ -618,8 +618,8 @@ def _claims(s: Table5Settings, units: dict) -> list:
                                                 task_draws=list(units), measure=measure)
     pair = lambda routes, n, measure: dict(protocol=(arm("softmax", routes, n, measure), arm("linear", routes, n, measure)), changes="kind")
     best_measure, exact_measure = "best route's fraction of tasks with rank r*", "fraction of tasks with rank r*"
-    near = {route: [_exact_near(ts, route) for ts in per_seed] for route in (BLIND, QK_KNOWN_V)}      # the first n_near samples of the table's softmax teachers
-    v_unknown, v_near = _v_unknown_fractions(s, units)                                  # ... and of the further teachers of `t5.softmax_v_unknown` with them
+    near_qk = [_exact_near(ts, QK_KNOWN_V) for ts in per_seed]                          # the linear-QK estimator on the first n_near samples of the table's softmax teachers
+    v_unknown, v_near = _v_unknown_fractions(s, units)                                  # the lifted route at n_scale and n_near on those and the further teachers
     small = small_logit_args(s)
     wrong_model = float(np.mean(at_scale[("softmax", QK_KNOWN_V_AT_SCALE)])) <= 0.5      # V known fails too: the loss needs no identifiability failure
     attribution = (f"the paper attributes this loss to kernel-value identifiability; with V known the linear-QK estimator at the same n = {s.n_scale} "
@@ -657,7 +657,7 @@ def _claims(s: Table5Settings, units: dict) -> list:
                          differs="the paper names kernel-value identifiability as a cause; this claim tests the other candidate, a linear-QK model that is wrong for softmax, by handing the estimator V. "
                                  "A consistency check: the linear-QK model lacks softmax's zeroth-order term, the uniform mixing (1/T)11ᵀXV, at every kernel scale, so its misfit grows like n "
                                  f"above a fixed edge, and no near miss exists — at n = {s.n_near} the same estimator on the same teachers recovers r* in "
-                                 f"{np.mean(near[QK_KNOWN_V]):.0%} of the tasks (per seed {[round(float(v), 2) for v in near[QK_KNOWN_V]]}), and the page measures it at small logits",
+                                 f"{np.mean(near_qk):.0%} of the tasks (per seed {[round(float(v), 2) for v in near_qk]}), and the page measures it at small logits",
                          resolution=resolution),
         claim_over_seeds("t5.softmax_energy", "§6", "softmax, V known, log-inversion route: the kernel's size is recovered only partially — the energy-rank error "
                          "is mostly bias: one more dose of the noise adds at most half of it (noise share <= 1/2, the midpoint between a noise-limited "
